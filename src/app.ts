@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import cookie from '@fastify/cookie';
+import cors from '@fastify/cors';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import { sql } from 'kysely';
+import { authPublicRoutes, authSessionRoutes } from './auth/routes.js';
+import { createAuthService } from './auth/service.js';
+import { allowedOriginsServerRoutes, environmentsAdminRoutes } from './environments/routes.js';
+import { adminTokenMatches, createEnvironmentsService } from './environments/service.js';
+import type { EnvironmentRecord } from './environments/store.js';
+import type { Clock } from './platform/clock.js';
+import type { Db } from './platform/db/database.js';
+import { registerMetrics } from './platform/http/metrics.js';
+import { adminPlane, clientPlane, decorateRequests, serverPlane } from './platform/http/planes.js';
+import { registerProblemHandlers } from './platform/http/problem.js';
+import { createMailer, type Mailer } from './platform/mail/mailer.js';
+import { createOutboxStore } from './platform/mail/outbox-store.js';
+import { createRateLimiter } from './platform/rate-limit.js';
+import { sessionsClientRoutes } from './sessions/routes.js';
+import { createSessionsService } from './sessions/service.js';
+import { usersClientRoutes, usersServerRoutes } from './users/routes.js';
+import { createUsersService } from './users/service.js';
+
+export interface AppOptions {
+  db: Db;
+  clock: Clock;
+  /** Port used in default frontend hosts (`<slug>.localhost:<port>`). */
+  publicPort: number;
+  adminToken?: string;
+  smtpUrl?: string;
+  mailFrom?: string;
+  trustedProxies?: string[];
+  logLevel?: string;
+}
+
+export const BODY_LIMIT_BYTES = 64 * 1024;
+
+/** The only composition root: builds every store and service and registers the three planes. */
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const { db, clock } = options;
+  const app = Fastify({
+    logger: { level: options.logLevel ?? 'info', redact: ['req.headers.authorization', 'req.headers.cookie'] },
+    genReqId: () => randomUUID(),
+    trustProxy: options.trustedProxies?.length ? options.trustedProxies : false,
+    bodyLimit: BODY_LIMIT_BYTES,
+    forceCloseConnections: 'idle',
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: true } },
+  });
+
+  const mailer = createMailer({ db, clock, log: app.log, smtpUrl: options.smtpUrl, from: options.mailFrom ?? 'Gatehouse <no-reply@gatehouse.localhost>' });
+  const environments = createEnvironmentsService({ db, clock, defaultFrontendPort: options.publicPort });
+  const sessions = createSessionsService({ db, clock });
+  const users = createUsersService({ db, clock, environments });
+  const auth = createAuthService({ db, clock, users, sessions, mailer, limiter: createRateLimiter(db, clock) });
+  const outbox = createOutboxStore(db);
+  const settingsOf = (req: FastifyRequest) => (req.clientEnvironment as EnvironmentRecord).settings;
+
+  decorateRequests(app);
+  registerProblemHandlers(app);
+  registerMetrics(app);
+  await app.register(cookie);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Gatehouse', version: '1.0.0', description: 'Self-hostable identity service: Server API, client plane and admin plane.' },
+      components: { securitySchemes: { secretKey: { type: 'http', scheme: 'bearer', description: 'The environment secret key (sk_...).' } } },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: { hide: true } }, async () => {
+    await sql`select 1`.execute(db);
+    return { status: 'ready' };
+  });
+
+  await app.register(serverPlane((key) => environments.authenticateSecretKey(key), [
+    usersServerRoutes(users),
+    allowedOriginsServerRoutes(environments),
+  ]), { prefix: '/api/server/v1' });
+
+  await app.register(async (client) => {
+    await client.register(clientPlane({
+      resolveEnvironment: (host) => environments.findByHost(host),
+      authenticateSession: (environmentId, token) => sessions.authenticate(environmentId, token),
+      publicRoutes: [
+        async (scope) => {
+          await scope.register(cors, {
+            delegator: (req, callback) => {
+              const origin = req.headers.origin;
+              const env = (req as FastifyRequest).clientEnvironment;
+              const allowed = origin !== undefined && env !== null && env.allowedOrigins.includes(origin);
+              callback(null, { origin: allowed ? origin : false, credentials: true, maxAge: 600, methods: ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'] });
+            },
+          });
+        },
+        authPublicRoutes(auth, settingsOf),
+      ],
+      sessionRoutes: [usersClientRoutes(users), sessionsClientRoutes(sessions), authSessionRoutes(sessions)],
+    }));
+  }, { prefix: '/_svc' });
+
+  if (options.adminToken) {
+    await app.register(adminPlane(options.adminToken, adminTokenMatches, [
+      environmentsAdminRoutes({ environments, outbox: (envId, to) => outbox.list(envId, to) }),
+    ]), { prefix: '/api/admin/v1' });
+  }
+
+  app.addHook('onClose', async () => mailer.close());
+  return app;
+}
+
+export type { Mailer };

@@ -1,0 +1,46 @@
+import { Type, type Static } from 'typebox';
+import { Email, Nullable } from '../platform/http/common-schemas.js';
+import { StartedSession } from '../sessions/schemas.js';
+import { ClientUser } from '../users/schemas.js';
+
+const NameField = Type.String({ minLength: 1, maxLength: 200 });
+
+export const NativeQuery = Type.Object({
+  _is_native: Type.Boolean({ default: false, description: 'true: return sessionToken in the body instead of setting the __session cookie.' }),
+}, { additionalProperties: false });
+
+export const SignUpBody = Type.Object({
+  email: Email,
+  password: Type.String({ minLength: 1 }),
+  firstName: Type.Optional(NameField),
+  lastName: Type.Optional(NameField),
+  name: Type.Optional(NameField),
+  legalConsentAccepted: Type.Optional(Type.Boolean()),
+}, { additionalProperties: false });
+export type SignUpBody = Static<typeof SignUpBody>;
+
+export const SignInBody = Type.Object({ email: Email, password: Type.String({ minLength: 1 }) }, { additionalProperties: false });
+export type SignInBody = Static<typeof SignInBody>;
+
+export const VerifyEmailBody = Type.Object({
+  email: Email, code: Type.String({ pattern: '^[0-9]{6}$', description: 'The 6-digit code from the email.' }),
+}, { additionalProperties: false });
+export type VerifyEmailBody = Static<typeof VerifyEmailBody>;
+
+export const EmailOnlyBody = Type.Object({ email: Email }, { additionalProperties: false });
+
+/** Every response that starts a session. */
+export const SessionResponse = Type.Object({
+  user: ClientUser,
+  session: StartedSession,
+  sessionToken: Type.Optional(Type.String({ description: 'Only with _is_native=true; send it back as "Authorization: Bearer <sessionToken>".' })),
+}, { title: 'SessionResponse' });
+export type SessionResponse = Static<typeof SessionResponse>;
+
+export const PendingVerification = Type.Object({
+  user: ClientUser,
+  verification: Type.Object({ status: Type.Literal('pending') }),
+}, { title: 'PendingVerification' });
+
+export const Accepted = Type.Object({ status: Type.Literal('accepted'), message: Type.String() });
+export { Nullable };

@@ -1,0 +1,44 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { OutboxMessage as OutboxEntry } from '../platform/mail/outbox-store.js';
+import { NoContent, noContent } from '../platform/http/common-schemas.js';
+import {
+  AllowedOrigins, CreatedEnvironment, CreatedSecretKey, CreateEnvironmentBody, Environment, EnvironmentList,
+  EnvironmentParams, KeyParams, Outbox, OutboxQuery, UpdateEnvironmentBody,
+} from './schemas.js';
+import type { EnvironmentsService } from './service.js';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+
+const tags = ['Admin'];
+
+/** Admin plane: environments, secret keys and the mail outbox. Mounted under /api/admin/v1. */
+export function environmentsAdminRoutes(deps: { environments: EnvironmentsService; outbox: (envId: string, to?: string) => Promise<OutboxEntry[]> }): FastifyPluginAsync {
+  const { environments } = deps;
+  return async (base) => {
+    const app = base.withTypeProvider<TypeBoxTypeProvider>();
+    app.post('/environments', { schema: { tags, body: CreateEnvironmentBody, response: { 201: CreatedEnvironment } } },
+      async (req, reply) => reply.code(201).send(await environments.create(req.body)));
+    app.get('/environments', { schema: { tags, response: { 200: EnvironmentList } } },
+      async () => ({ items: await environments.list() }));
+    app.get('/environments/:id', { schema: { tags, params: EnvironmentParams, response: { 200: Environment } } },
+      (req) => environments.get(req.params.id));
+    app.patch('/environments/:id', { schema: { tags, params: EnvironmentParams, body: UpdateEnvironmentBody, response: { 200: Environment } } },
+      (req) => environments.update(req.params.id, req.body));
+    app.post('/environments/:id/secret-keys', { schema: { tags, params: EnvironmentParams, response: { 201: CreatedSecretKey } } },
+      async (req, reply) => reply.code(201).send(await environments.createSecretKey(req.params.id)));
+    app.delete('/secret-keys/:keyId', { schema: { tags, params: KeyParams, response: { 204: NoContent } } },
+      async (req, reply) => { await environments.revokeSecretKey(req.params.keyId); return noContent(reply); });
+    app.get('/environments/:id/outbox', { schema: { tags, params: EnvironmentParams, querystring: OutboxQuery, response: { 200: Outbox } } },
+      async (req) => { await environments.get(req.params.id); return { items: await deps.outbox(req.params.id, req.query.to) }; });
+  };
+}
+
+/** Server API: the environment's allowed origins. */
+export function allowedOriginsServerRoutes(environments: EnvironmentsService): FastifyPluginAsync {
+  return async (base) => {
+    const app = base.withTypeProvider<TypeBoxTypeProvider>();
+    const schema = { tags: ['Allowed origins'], response: { 200: AllowedOrigins } };
+    app.get('/allowed-origins', { schema }, (req) => environments.getAllowedOrigins(req.environmentId));
+    app.put('/allowed-origins', { schema: { ...schema, body: AllowedOrigins } },
+      (req) => environments.setAllowedOrigins(req.environmentId, req.body.origins));
+  };
+}

@@ -1,0 +1,56 @@
+import { Type, type Static } from 'typebox';
+import { DateTime, Email, Nullable, Uuid } from '../platform/http/common-schemas.js';
+import { EnvironmentSettings } from './settings.js';
+
+const FrontendHost = Type.String({
+  minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9.-]+(:[0-9]{1,5})?$',
+  description: 'Host (and port) of the client plane, e.g. "app.example.com" or "dev.localhost:3000".',
+});
+
+/** Settings in a request: any subset; objects deep-merge into the stored settings, null restores a default. */
+const SettingsPatch = Type.Record(Type.String(), Type.Unknown(), { description: 'Partial EnvironmentSettings; deep-merged.' });
+
+export const CreateEnvironmentBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 100 }),
+  frontendHost: Type.Optional(FrontendHost),
+  settings: Type.Optional(SettingsPatch),
+}, { additionalProperties: false });
+export type CreateEnvironmentBody = Static<typeof CreateEnvironmentBody>;
+
+export const UpdateEnvironmentBody = Type.Object({
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  frontendHost: Type.Optional(FrontendHost),
+  settings: Type.Optional(SettingsPatch),
+}, { additionalProperties: false });
+export type UpdateEnvironmentBody = Static<typeof UpdateEnvironmentBody>;
+
+export const Environment = Type.Object({
+  id: Uuid, name: Type.String(), frontendHost: Type.String(), settings: EnvironmentSettings, createdAt: DateTime,
+}, { title: 'Environment' });
+export type Environment = Static<typeof Environment>;
+
+export const CreatedEnvironment = Type.Object({
+  id: Uuid, name: Type.String(), frontendHost: Type.String(), settings: EnvironmentSettings, createdAt: DateTime,
+  secretKey: Type.String({ description: 'Shown only in this response; only its hash is stored.' }),
+});
+export type CreatedEnvironment = Static<typeof CreatedEnvironment>;
+
+export const EnvironmentParams = Type.Object({ id: Uuid }, { additionalProperties: false });
+export const KeyParams = Type.Object({ keyId: Uuid }, { additionalProperties: false });
+export const CreatedSecretKey = Type.Object({ id: Uuid, secretKey: Type.String() });
+
+export const OutboxQuery = Type.Object({ to: Type.Optional(Email) }, { additionalProperties: false });
+export const OutboxMessage = Type.Object({
+  id: Uuid, to: Type.String(), subject: Type.String(), text: Type.String(), html: Type.String(), createdAt: DateTime,
+});
+export const Outbox = Type.Object({ items: Type.Array(OutboxMessage) });
+
+export const AllowedOrigins = Type.Object({
+  origins: Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), {
+    maxItems: 100, description: 'Full origins such as "https://app.example.com" or "capacitor://localhost".',
+  }),
+}, { additionalProperties: false, title: 'AllowedOrigins' });
+export type AllowedOrigins = Static<typeof AllowedOrigins>;
+
+export const EnvironmentList = Type.Object({ items: Type.Array(Environment) });
+export { Nullable };

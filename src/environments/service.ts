@@ -1,0 +1,113 @@
+import type { Clock } from '../platform/clock.js';
+import { constantTimeEqual, randomToken, sha256 } from '../platform/crypto/tokens.js';
+import type { Db } from '../platform/db/database.js';
+import { deepMerge, type JsonObject } from '../platform/json.js';
+import { environmentNotFound, frontendHostTaken, invalidOrigins, invalidSettings, secretKeyNotFound } from './errors.js';
+import { normalizeOrigin } from './origins.js';
+import type { CreateEnvironmentBody, CreatedEnvironment, Environment, UpdateEnvironmentBody } from './schemas.js';
+import { resolveSettings, settingsErrors } from './settings.js';
+import { createEnvironmentsStore, createSecretKeysStore, type EnvironmentRecord } from './store.js';
+
+export interface EnvironmentsDeps { db: Db; clock: Clock; defaultFrontendPort: number }
+
+const slugOf = (name: string) =>
+  name.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'env';
+
+const toPublic = ({ id, name, frontendHost, settings, createdAt }: EnvironmentRecord): Environment =>
+  ({ id, name, frontendHost, settings, createdAt });
+
+export function createEnvironmentsService({ db, clock, defaultFrontendPort }: EnvironmentsDeps) {
+  const environments = createEnvironmentsStore(db);
+  const keys = createSecretKeysStore(db);
+
+  function validatedOverrides(current: JsonObject, patch: JsonObject | undefined): JsonObject {
+    const overrides = patch ? deepMerge(current, patch) : current;
+    const errors = settingsErrors(resolveSettings(overrides));
+    if (errors.length > 0) throw invalidSettings(errors);
+    return overrides;
+  }
+
+  async function issueKey(environmentId: string) {
+    const secretKey = randomToken('sk_');
+    const key = await keys.insert(environmentId, sha256(secretKey), clock.now());
+    return { id: key.id, secretKey };
+  }
+
+  /** With no explicit host, `<slug>.localhost:<port>`, made unique with a suffix if another environment has it. */
+  async function insertWithDefaultHost(name: string, overrides: JsonObject) {
+    const base = slugOf(name);
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const suffix = attempt === 0 ? '' : `-${randomToken('').slice(0, 6).toLowerCase().replace(/[^a-z0-9]/g, 'x')}`;
+      const created = await environments.insert({ name, frontendHost: `${base}${suffix}.localhost:${defaultFrontendPort}`, overrides }, clock.now());
+      if (created) return created;
+    }
+    throw frontendHostTaken(`${base}.localhost:${defaultFrontendPort}`);
+  }
+
+  return {
+    async create(body: CreateEnvironmentBody): Promise<CreatedEnvironment> {
+      const overrides = validatedOverrides({}, body.settings);
+      const env = body.frontendHost
+        ? await environments.insert({ name: body.name, frontendHost: body.frontendHost, overrides }, clock.now())
+        : await insertWithDefaultHost(body.name, overrides);
+      if (!env) throw frontendHostTaken(body.frontendHost!);
+      const { secretKey } = await issueKey(env.id);
+      return { ...toPublic(env), secretKey };
+    },
+    async get(id: string): Promise<Environment> {
+      const env = await environments.find(id);
+      if (!env) throw environmentNotFound();
+      return toPublic(env);
+    },
+    list: () => environments.list().then((all) => all.map(toPublic)),
+    count: () => environments.count(),
+    async update(id: string, body: UpdateEnvironmentBody): Promise<Environment> {
+      const current = await environments.find(id);
+      if (!current) throw environmentNotFound();
+      const overrides = body.settings ? validatedOverrides(current.overrides, body.settings) : undefined;
+      const updated = await environments.update(id, { name: body.name, frontendHost: body.frontendHost, overrides }, clock.now());
+      if (updated === 'host_taken') throw frontendHostTaken(body.frontendHost!);
+      if (!updated) throw environmentNotFound();
+      return toPublic(updated);
+    },
+    /** The full record (settings and allowed origins) for other domains' rules. */
+    async record(id: string): Promise<EnvironmentRecord> {
+      const env = await environments.find(id);
+      if (!env) throw environmentNotFound();
+      return env;
+    },
+    findByHost: (host: string) => environments.findByHost(host),
+
+    async createSecretKey(environmentId: string) {
+      if (!(await environments.find(environmentId))) throw environmentNotFound();
+      return issueKey(environmentId);
+    },
+    async revokeSecretKey(keyId: string) {
+      const revoked = await keys.revoke(keyId, clock.now());
+      if (!revoked) throw secretKeyNotFound();
+      return { id: revoked.id, environmentId: revoked.environment_id };
+    },
+    /** The environment and key id for a presented secret key; undefined when unknown or revoked. */
+    async authenticateSecretKey(secretKey: string) {
+      if (!secretKey.startsWith('sk_')) return undefined;
+      const key = await keys.findActiveByHash(sha256(secretKey));
+      return key && { environmentId: key.environment_id, keyId: key.id };
+    },
+
+    async getAllowedOrigins(environmentId: string) {
+      return { origins: (await this.record(environmentId)).allowedOrigins };
+    },
+    /** Replaces the whole list with normalised, deduplicated origins; any invalid entry refuses the lot. */
+    async setAllowedOrigins(environmentId: string, origins: string[]) {
+      const normalized = origins.map(normalizeOrigin);
+      const errors = normalized.flatMap((o, i) => (o ? [] : [{ path: `/body/origins/${i}`, message: `"${origins[i]}" is not a full origin` }]));
+      if (errors.length > 0) throw invalidOrigins(errors);
+      const saved = await environments.setAllowedOrigins(environmentId, [...new Set(normalized as string[])], clock.now());
+      if (!saved) throw environmentNotFound();
+      return { origins: saved };
+    },
+  };
+}
+export type EnvironmentsService = ReturnType<typeof createEnvironmentsService>;
+
+export const adminTokenMatches = constantTimeEqual;

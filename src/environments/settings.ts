@@ -1,0 +1,59 @@
+import { Type, type Static } from 'typebox';
+import { Value } from 'typebox/value';
+import { Nullable } from '../platform/http/common-schemas.js';
+import { deepMerge, type JsonObject } from '../platform/json.js';
+
+const Url = Type.String({ format: 'uri', maxLength: 2048 });
+const PositiveInt = Type.Integer({ minimum: 1 });
+
+export const EnvironmentSettings = Type.Object({
+  signUpUrl: Nullable(Url),
+  invitationAcceptUrl: Nullable(Url),
+  impersonationLandingUrl: Nullable(Url),
+  impersonationEnabled: Type.Boolean(),
+  plan: Type.Object({ impersonation: Type.Boolean(), impersonationQuotaPerMonth: Type.Integer({ minimum: 0 }) }, { additionalProperties: false }),
+  requiredFields: Type.Array(Type.Union([Type.Literal('email'), Type.Literal('name')]), { uniqueItems: true }),
+  passwordPolicy: Type.Object({
+    minLength: Type.Integer({ minimum: 8, maximum: 256 }),
+    maxLength: Type.Integer({ minimum: 8, maximum: 256 }),
+  }, { additionalProperties: false }),
+  invitationRateLimitPerHour: Type.Integer({ minimum: 0 }),
+  auditLogEnabled: Type.Boolean(),
+  emailVerificationRequired: Type.Boolean(),
+  session: Type.Object({
+    idleTimeoutSeconds: PositiveInt, maxLifetimeSeconds: PositiveInt, jwtLifetimeSeconds: Type.Integer({ minimum: 1, maximum: 3600 }),
+  }, { additionalProperties: false }),
+  lockout: Type.Object({
+    maxFailedAttempts: PositiveInt, coolDownSeconds: PositiveInt,
+    ipMaxFailures: PositiveInt, ipWindowSeconds: PositiveInt,
+  }, { additionalProperties: false }),
+}, { additionalProperties: false, title: 'EnvironmentSettings' });
+export type EnvironmentSettings = Static<typeof EnvironmentSettings>;
+
+export const DEFAULT_SETTINGS: EnvironmentSettings = Object.freeze({
+  signUpUrl: null,
+  invitationAcceptUrl: null,
+  impersonationLandingUrl: null,
+  impersonationEnabled: true,
+  plan: { impersonation: true, impersonationQuotaPerMonth: 100 },
+  requiredFields: ['email'],
+  passwordPolicy: { minLength: 8, maxLength: 256 },
+  invitationRateLimitPerHour: 100,
+  auditLogEnabled: true,
+  emailVerificationRequired: true,
+  session: { idleTimeoutSeconds: 604_800, maxLifetimeSeconds: 2_592_000, jwtLifetimeSeconds: 60 },
+  lockout: { maxFailedAttempts: 10, coolDownSeconds: 3600, ipMaxFailures: 100, ipWindowSeconds: 900 },
+}) as EnvironmentSettings;
+
+/** Stored settings are overrides; reading merges them over the defaults. */
+export const resolveSettings = (overrides: JsonObject): EnvironmentSettings =>
+  deepMerge(DEFAULT_SETTINGS as unknown as JsonObject, overrides) as unknown as EnvironmentSettings;
+
+/** Errors of a merged settings object, as [{path, message}]; empty when valid. */
+export function settingsErrors(settings: EnvironmentSettings): { path: string; message: string }[] {
+  const errors = [...Value.Errors(EnvironmentSettings, settings)].map((e) => ({ path: `/settings${e.instancePath}`, message: e.message }));
+  if (errors.length === 0 && settings.passwordPolicy.minLength > settings.passwordPolicy.maxLength) {
+    errors.push({ path: '/settings/passwordPolicy', message: 'minLength must not exceed maxLength' });
+  }
+  return errors;
+}

@@ -1,0 +1,75 @@
+import { uuidv7 } from 'uuidv7';
+import type { Db } from '../platform/db/database.js';
+import { isUniqueViolation } from '../platform/db/database.js';
+import type { EnvironmentRow } from '../platform/db/tables.js';
+import type { JsonObject } from '../platform/json.js';
+import { resolveSettings, type EnvironmentSettings } from './settings.js';
+
+export interface EnvironmentRecord {
+  id: string; name: string; frontendHost: string; settings: EnvironmentSettings; overrides: JsonObject;
+  allowedOrigins: string[]; createdAt: string;
+}
+
+export function createEnvironmentsStore(db: Db) {
+  return {
+    /** Undefined when the frontend host is taken. */
+    async insert(values: { name: string; frontendHost: string; overrides: JsonObject }, now: Date) {
+      try {
+        const row = await db.insertInto('environments').values({
+          id: uuidv7(), name: values.name, frontend_host: values.frontendHost.toLowerCase(),
+          settings: JSON.stringify(values.overrides) as unknown as JsonObject, allowed_origins: [], created_at: now, updated_at: now,
+        }).returningAll().executeTakeFirstOrThrow();
+        return toEnvironment(row);
+      } catch (err) {
+        if (isUniqueViolation(err, 'environments_frontend_host_key')) return undefined;
+        throw err;
+      }
+    },
+    find: (id: string) =>
+      db.selectFrom('environments').selectAll().where('id', '=', id).executeTakeFirst().then((r) => r && toEnvironment(r)),
+    findByHost: (host: string) =>
+      db.selectFrom('environments').selectAll().where((eb) => eb(eb.fn('lower', ['frontend_host']), '=', host.toLowerCase()))
+        .executeTakeFirst().then((r) => r && toEnvironment(r)),
+    list: () => db.selectFrom('environments').selectAll().orderBy('id').execute().then((rows) => rows.map(toEnvironment)),
+    count: () => db.selectFrom('environments').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((r) => Number(r.n)),
+    /** Undefined when no such environment; 'host_taken' when the new host belongs to another one. */
+    async update(id: string, values: { name?: string; frontendHost?: string; overrides?: JsonObject }, now: Date) {
+      try {
+        const row = await db.updateTable('environments').set({
+          ...(values.name !== undefined && { name: values.name }),
+          ...(values.frontendHost !== undefined && { frontend_host: values.frontendHost.toLowerCase() }),
+          ...(values.overrides !== undefined && { settings: JSON.stringify(values.overrides) as unknown as JsonObject }),
+          updated_at: now,
+        }).where('id', '=', id).returningAll().executeTakeFirst();
+        return row && toEnvironment(row);
+      } catch (err) {
+        if (isUniqueViolation(err, 'environments_frontend_host_key')) return 'host_taken' as const;
+        throw err;
+      }
+    },
+    setAllowedOrigins: (id: string, origins: string[], now: Date) =>
+      db.updateTable('environments').set({ allowed_origins: origins, updated_at: now }).where('id', '=', id)
+        .returning('allowed_origins').executeTakeFirst().then((r) => r?.allowed_origins),
+  };
+}
+export type EnvironmentsStore = ReturnType<typeof createEnvironmentsStore>;
+
+const toEnvironment = (row: EnvironmentRow): EnvironmentRecord => ({
+  id: row.id, name: row.name, frontendHost: row.frontend_host, settings: resolveSettings(row.settings),
+  overrides: row.settings, allowedOrigins: row.allowed_origins, createdAt: row.created_at.toISOString(),
+});
+
+export function createSecretKeysStore(db: Db) {
+  return {
+    insert: (environmentId: string, keyHash: Buffer, now: Date) =>
+      db.insertInto('secret_keys').values({ environment_id: environmentId, id: uuidv7(), key_hash: keyHash, created_at: now })
+        .returning(['id', 'environment_id']).executeTakeFirstOrThrow(),
+    findActiveByHash: (keyHash: Buffer) =>
+      db.selectFrom('secret_keys').select(['id', 'environment_id']).where('key_hash', '=', keyHash)
+        .where('revoked_at', 'is', null).executeTakeFirst(),
+    /** Undefined when no such key; revoking twice keeps the first revocation time. */
+    revoke: (keyId: string, now: Date) =>
+      db.updateTable('secret_keys').set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.val(now)) }))
+        .where('id', '=', keyId).returning(['id', 'environment_id']).executeTakeFirst(),
+  };
+}

@@ -1,0 +1,23 @@
+import { hash, verify } from '@node-rs/argon2';
+
+// OWASP: argon2id, 19 MiB, t=2, p=1. The PHC string keeps the parameters, so they can be raised later.
+const ARGON2ID = 2; // Algorithm.Argon2id (a const enum, which isolated modules cannot import)
+const OPTIONS = { algorithm: ARGON2ID, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
+
+/** Hashes on the libuv thread pool, off the event loop. */
+export const hashPassword = (password: string) => hash(password, OPTIONS);
+
+let dummyHash: Promise<string> | undefined;
+
+/**
+ * Verifies a password. With no stored hash (unknown account, passwordless user) it still runs a full
+ * verification against a dummy hash, so the answer takes the same time either way.
+ */
+export async function verifyPassword(storedHash: string | null | undefined, password: string): Promise<boolean> {
+  if (!storedHash) {
+    dummyHash ??= hashPassword('gatehouse-dummy-password');
+    await verify(await dummyHash, password).catch(() => false);
+    return false;
+  }
+  return verify(storedHash, password).catch(() => false);
+}

@@ -1,0 +1,57 @@
+import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { pgliteDialect } from './pglite-dialect.js';
+import type { Tables } from './tables.js';
+
+export type Db = Kysely<Tables>;
+
+export interface Database {
+  db: Db;
+  kind: 'pglite' | 'postgres';
+  close(): Promise<void>;
+}
+
+export type DatabaseOptions =
+  | { url: string; poolSize?: number }
+  | { dataDir: string | undefined }; // undefined: in memory (tests)
+
+const INT8 = 20;
+const NUMERIC = 1700;
+
+/** Opens real PostgreSQL when a URL is given, else embedded PGlite (on disk, or in memory). */
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  if ('url' in options) {
+    const pool = new pg.Pool({
+      connectionString: options.url,
+      max: options.poolSize ?? 10,
+      // Fail fast while the database is down instead of queueing requests forever.
+      connectionTimeoutMillis: 3000,
+      types: { getTypeParser: (oid, format) => (oid === INT8 || oid === NUMERIC ? Number : pg.types.getTypeParser(oid, format)) } as pg.CustomTypesConfig,
+    });
+    // An idle client losing its connection must not crash the process; the pool reconnects.
+    pool.on('error', () => {});
+    const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+    return { db, kind: 'postgres', close: () => db.destroy() };
+  }
+  const lite = await PGlite.create(options.dataDir, {
+    extensions: { pg_trgm },
+    parsers: { [INT8]: Number, [NUMERIC]: Number },
+  });
+  const db = new Kysely<Tables>({ dialect: pgliteDialect(lite) });
+  return { db, kind: 'pglite', close: () => db.destroy() };
+}
+
+/** True for errors that mean the database cannot be reached right now (answered as 503). */
+export function isUnavailableError(err: unknown): boolean {
+  const e = err as { code?: string; message?: string };
+  if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006'].includes(e?.code ?? '')) return true;
+  return /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED/i.test(e?.message ?? '');
+}
+
+/** True for a unique-constraint violation, optionally of one named constraint or index. */
+export function isUniqueViolation(err: unknown, constraint?: string): boolean {
+  const e = err as { code?: string; constraint?: string };
+  return e?.code === '23505' && (constraint === undefined || e.constraint === constraint);
+}

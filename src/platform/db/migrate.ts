@@ -1,0 +1,37 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { sql } from 'kysely';
+import type { Db } from './database.js';
+
+const MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations/', import.meta.url));
+// Any constant works; it only has to be the same in every process sharing the database.
+const MIGRATION_LOCK = 7_262_2026;
+
+/**
+ * Applies the numbered SQL files in migrations/ that have not run yet, each in its own transaction.
+ * An advisory lock makes processes that start together apply each migration exactly once.
+ */
+export async function migrate(db: Db): Promise<string[]> {
+  const files = (await readdir(MIGRATIONS_DIR)).filter((f) => /^\d{4}_.+\.sql$/.test(f)).sort();
+  return db.connection().execute(async (conn) => {
+    await sql`select pg_advisory_lock(${MIGRATION_LOCK})`.execute(conn);
+    try {
+      await sql`create table if not exists schema_migrations (
+        version text primary key, applied_at timestamptz not null default now())`.execute(conn);
+      const done = await sql<{ version: string }>`select version from schema_migrations`.execute(conn);
+      const applied = new Set(done.rows.map((r) => r.version));
+      const ran: string[] = [];
+      for (const file of files.filter((f) => !applied.has(f))) {
+        const script = await readFile(MIGRATIONS_DIR + file, 'utf8');
+        await conn.transaction().execute(async (trx) => {
+          await sql.raw(script).execute(trx);
+          await sql`insert into schema_migrations (version) values (${file})`.execute(trx);
+        });
+        ran.push(file);
+      }
+      return ran;
+    } finally {
+      await sql`select pg_advisory_unlock(${MIGRATION_LOCK})`.execute(conn);
+    }
+  });
+}

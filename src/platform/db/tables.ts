@@ -1,0 +1,52 @@
+import type { Generated } from 'kysely';
+
+type Json = Record<string, unknown>;
+
+export interface EnvironmentRow {
+  id: string; name: string; frontend_host: string; settings: Json; allowed_origins: string[];
+  created_at: Date; updated_at: Date;
+}
+
+export interface SecretKeyRow {
+  environment_id: string; id: string; key_hash: Buffer; created_at: Date; revoked_at: Date | null;
+}
+
+export interface UserRow {
+  environment_id: string; id: string; email: string | null; email_verified_at: Date | null;
+  password_hash: string | null; name: string | null; first_name: string | null; last_name: string | null;
+  locale: string | null; status: 'active' | 'banned' | 'deleted';
+  registration_state: 'pending_email_verification' | 'complete';
+  public_metadata: Json; private_metadata: Json; unsafe_metadata: Json;
+  failed_sign_ins: Generated<number>; locked_until: Date | null;
+  created_at: Date; updated_at: Date; deleted_at: Date | null;
+}
+
+export interface SessionRow {
+  environment_id: string; id: string; user_id: string; token_hash: Buffer; actor: Json | null;
+  ip_address: string | null; user_agent: string | null;
+  created_at: Date; last_active_at: Date; idle_timeout_seconds: number; expires_at: Date; revoked_at: Date | null;
+}
+
+export interface VerificationCodeRow {
+  environment_id: string; user_id: string; purpose: 'verify_email' | 'reset_password'; code_hash: Buffer;
+  attempts: Generated<number>; created_at: Date; expires_at: Date; used_at: Date | null;
+}
+
+export interface OutboxMessageRow {
+  environment_id: string; id: string; to_address: string; subject: string; text_body: string; html_body: string;
+  created_at: Date;
+}
+
+export interface RateLimitWindowRow {
+  environment_id: string; bucket: string; window_start: Date; count: number;
+}
+
+export interface Tables {
+  environments: EnvironmentRow;
+  secret_keys: SecretKeyRow;
+  users: UserRow;
+  sessions: SessionRow;
+  verification_codes: VerificationCodeRow;
+  outbox_messages: OutboxMessageRow;
+  rate_limit_windows: RateLimitWindowRow;
+}

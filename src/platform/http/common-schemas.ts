@@ -1,0 +1,29 @@
+import { Type, type Static, type TSchema } from 'typebox';
+
+export const Uuid = Type.String({ format: 'uuid' });
+export const DateTime = Type.String({ format: 'date-time' });
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+export const Email = Type.String({ format: 'email', minLength: 3, maxLength: 320 });
+/** A free-form JSON object (metadata bags). */
+export const JsonObject = Type.Record(Type.String(), Type.Unknown());
+export type JsonObject = Static<typeof JsonObject>;
+
+export const PageQuery = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size, 1 to 100.' }),
+  cursor: Type.Optional(Type.String({ format: 'uuid', description: "The previous page's nextCursor." })),
+}, { additionalProperties: false });
+export type PageQuery = Static<typeof PageQuery>;
+
+export const Page = <T extends TSchema>(item: T) => Type.Object({
+  items: Type.Array(item),
+  nextCursor: Nullable(Uuid),
+  hasMore: Type.Boolean(),
+});
+export interface Page<T> { items: T[]; nextCursor: string | null; hasMore: boolean }
+
+export const NoContent = Type.Null({ description: 'No content' });
+
+/** Ends a request with 204 and no body. */
+export function noContent(reply: { code(status: number): { send(payload: null): unknown } }): void {
+  reply.code(204).send(null);
+}

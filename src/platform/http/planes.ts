@@ -1,0 +1,128 @@
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { ProblemError } from './problem.js';
+
+/** What the client plane knows about the environment a request's Host header names. */
+export interface ClientEnvironment {
+  id: string;
+  frontendHost: string;
+  allowedOrigins: string[];
+}
+
+export interface SessionContext {
+  id: string;
+  userId: string;
+  actor: Record<string, unknown> | null;
+  /** True when the session came from the cookie, so Origin checks apply to state changes. */
+  viaCookie: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by every plane's auth hook; routes read it and never authenticate themselves. */
+    environmentId: string;
+    secretKeyId: string | null;
+    clientEnvironment: ClientEnvironment;
+    session: SessionContext | null;
+  }
+}
+
+export const SESSION_COOKIE = '__session';
+
+/** Declares the per-request fields once at the root so every request has the same shape. */
+export function decorateRequests(app: FastifyInstance) {
+  app.decorateRequest('environmentId', '');
+  app.decorateRequest('secretKeyId', null);
+  app.decorateRequest('clientEnvironment', null as unknown as ClientEnvironment);
+  app.decorateRequest('session', null);
+}
+
+const unauthenticated = (detail: string) => new ProblemError(401, 'unauthenticated', detail);
+
+function bearerToken(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (!header) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1];
+}
+
+export interface SecretKeyAuthenticator {
+  (secretKey: string): Promise<{ environmentId: string; keyId: string } | undefined>;
+}
+
+/** The Server API: every request carries the environment's secret key as a bearer token. */
+export function serverPlane(authenticate: SecretKeyAuthenticator, routes: FastifyPluginAsync[]): FastifyPluginAsync {
+  return async (app) => {
+    app.addHook('onRequest', async (request) => {
+      const token = bearerToken(request);
+      if (!token) throw unauthenticated('Send the secret key as "Authorization: Bearer <secret key>".');
+      const key = await authenticate(token);
+      if (!key) throw unauthenticated('The secret key is invalid or revoked.');
+      request.environmentId = key.environmentId;
+      request.secretKeyId = key.keyId;
+    });
+    for (const plugin of routes) await app.register(plugin);
+  };
+}
+
+/** The admin plane: only when GATEHOUSE_ADMIN_TOKEN is set, with that token as bearer. */
+export function adminPlane(adminToken: string, compare: (a: string, b: string) => boolean, routes: FastifyPluginAsync[]): FastifyPluginAsync {
+  return async (app) => {
+    app.addHook('onRequest', async (request) => {
+      const token = bearerToken(request);
+      if (!token || !compare(token, adminToken)) throw unauthenticated('Send the admin token as "Authorization: Bearer <GATEHOUSE_ADMIN_TOKEN>".');
+    });
+    for (const plugin of routes) await app.register(plugin);
+  };
+}
+
+export interface ClientPlaneDeps {
+  resolveEnvironment(host: string): Promise<ClientEnvironment | undefined>;
+  authenticateSession(environmentId: string, token: string, request: FastifyRequest): Promise<Omit<SessionContext, 'viaCookie'> | undefined>;
+  /** Routes that work without a session (sign-up, sign-in, ...). */
+  publicRoutes: FastifyPluginAsync[];
+  /** Routes that need a signed-in user. */
+  sessionRoutes: FastifyPluginAsync[];
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export function allowedOriginsOf(env: ClientEnvironment): Set<string> {
+  return new Set([`http://${env.frontendHost}`, `https://${env.frontendHost}`, ...env.allowedOrigins]);
+}
+
+/**
+ * The client plane: the environment comes from the Host header; a session from the `__session`
+ * cookie (browsers) or a bearer session token (native apps). A state change carrying a foreign Origin
+ * is refused, and a cookie-authenticated one must carry an allowed Origin (CSRF defence).
+ */
+export function clientPlane(deps: ClientPlaneDeps): FastifyPluginAsync {
+  return async (app) => {
+    app.addHook('onRequest', async (request) => {
+      const host = request.headers.host ?? '';
+      const env = await deps.resolveEnvironment(host);
+      if (!env) throw new ProblemError(404, 'resource_not_found', `No environment serves the host "${host}".`);
+      request.clientEnvironment = env;
+      request.environmentId = env.id;
+      const origin = request.headers.origin;
+      if (!SAFE_METHODS.has(request.method) && origin !== undefined && !allowedOriginsOf(env).has(origin)) {
+        throw new ProblemError(403, 'forbidden', `Origin ${origin} is not allowed for this environment.`);
+      }
+    });
+    for (const plugin of deps.publicRoutes) await app.register(plugin);
+    await app.register(async (signedIn) => {
+      signedIn.addHook('onRequest', async (request) => {
+        const bearer = bearerToken(request);
+        const cookie = bearer ? undefined : request.cookies[SESSION_COOKIE];
+        const token = bearer ?? cookie;
+        if (!token) throw unauthenticated('Sign in first: no session cookie or bearer session token was sent.');
+        const session = await deps.authenticateSession(request.environmentId, token, request);
+        if (!session) throw unauthenticated('The session is invalid, expired or revoked.');
+        if (cookie && !SAFE_METHODS.has(request.method) && request.headers.origin === undefined) {
+          throw new ProblemError(403, 'forbidden', 'A cookie-authenticated change must carry an Origin header.');
+        }
+        request.session = { ...session, viaCookie: cookie !== undefined };
+      });
+      for (const plugin of deps.sessionRoutes) await signedIn.register(plugin);
+    });
+  };
+}

@@ -1,0 +1,87 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isUnavailableError } from '../db/database.js';
+
+const TITLES: Record<number, string> = {
+  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict',
+  413: 'Content Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Content',
+  429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable',
+};
+
+/** The one error type: a status, a stable snake_case code, a human detail and optional extra properties. */
+export class ProblemError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly detail: string,
+    readonly extra: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(detail);
+  }
+}
+
+export const problemTypeUri = (code: string) => `urn:gatehouse:problem:${code}`;
+
+function send(request: FastifyRequest, reply: FastifyReply, problem: ProblemError) {
+  if (problem.status === 401) reply.header('WWW-Authenticate', 'Bearer');
+  for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
+  return reply
+    .code(problem.status)
+    .type('application/problem+json')
+    .serializer(JSON.stringify)
+    .send({
+      type: problemTypeUri(problem.code),
+      title: TITLES[problem.status] ?? 'Error',
+      status: problem.status,
+      detail: problem.detail,
+      instance: `urn:uuid:${request.id}`,
+      properties: { code: problem.code, ...problem.extra },
+    });
+}
+
+/** Turns any thrown error into the problem it stands for; unknown errors become an opaque 500. */
+function toProblem(error: FastifyError): ProblemError | undefined {
+  if (error instanceof ProblemError) return error;
+  if (error.validation) {
+    const errors = error.validation.map((v) => ({
+      path: `/${error.validationContext ?? 'input'}${v.instancePath}` + (v.params && 'additionalProperty' in v.params ? `/${String(v.params.additionalProperty)}` : ''),
+      message: v.message ?? 'is invalid',
+    }));
+    return new ProblemError(400, 'invalid_request', `Invalid request ${error.validationContext ?? 'input'}: see properties.errors.`, { errors });
+  }
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ProblemError(413, 'payload_too_large', 'The request body is larger than this endpoint accepts.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ProblemError(415, 'unsupported_media_type', 'Send the request body as application/json.');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ProblemError(400, 'invalid_request', 'The request has a JSON content type but an empty body.');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new ProblemError(400, 'invalid_request', 'The request body is not valid JSON.');
+  }
+  if (error instanceof SyntaxError && error.statusCode === 400) {
+    return new ProblemError(400, 'invalid_request', 'The request body is not valid JSON.');
+  }
+  if (isUnavailableError(error)) {
+    return new ProblemError(503, 'unavailable', 'The database is unavailable; retry shortly.', {}, { 'Retry-After': '1' });
+  }
+  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+    return new ProblemError(error.statusCode, 'invalid_request', error.message);
+  }
+  return undefined;
+}
+
+/** Registers the single error handler and the 404 handler; every error body is rendered here. */
+export function registerProblemHandlers(app: FastifyInstance) {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const problem = toProblem(error);
+    if (problem) {
+      if (problem.status >= 500) request.log.warn({ code: problem.code, instance: request.id }, problem.detail);
+      return send(request, reply, problem);
+    }
+    request.log.error({ err: error, instance: request.id }, 'unhandled error');
+    return send(request, reply, new ProblemError(500, 'internal_error', 'An unexpected error occurred.'));
+  });
+  app.setNotFoundHandler((request, reply) =>
+    send(request, reply, new ProblemError(404, 'resource_not_found', `No route ${request.method} ${request.url.split('?')[0]}.`)));
+}

@@ -1,0 +1,26 @@
+export type JsonObject = Record<string, unknown>;
+
+const isPlainObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Deep merge as Clerk does it: objects merge recursively, any other value (arrays included) replaces,
+ * and null removes the key at any depth. An object emptied that way stays as {}.
+ */
+export function deepMerge(target: JsonObject, patch: JsonObject): JsonObject {
+  const result: JsonObject = { ...target };
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete result[key];
+    else if (isPlainObject(value)) result[key] = deepMerge(isPlainObject(result[key]) ? result[key] : {}, value);
+    else result[key] = value;
+  }
+  return result;
+}
+
+/** UTF-8 byte length of the compact JSON form. */
+export const jsonByteSize = (value: unknown) => Buffer.byteLength(JSON.stringify(value), 'utf8');
+
+export const METADATA_BUDGET_BYTES = 8192;
+
+/** The three metadata bags together must fit in 8 KB (8192 bytes of compact JSON). */
+export const metadataSize = (...bags: (JsonObject | null | undefined)[]) =>
+  bags.reduce<number>((sum, bag) => sum + jsonByteSize(bag ?? {}), 0);

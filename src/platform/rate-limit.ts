@@ -1,0 +1,42 @@
+import { sql } from 'kysely';
+import type { Clock } from './clock.js';
+import type { Db } from './db/database.js';
+
+export interface Limit { max: number; windowSeconds: number }
+export interface RateLimitResult { allowed: boolean; count: number; retryAfterSeconds: number }
+
+function windowOf(now: Date, windowSeconds: number) {
+  const ms = windowSeconds * 1000;
+  const start = Math.floor(now.getTime() / ms) * ms;
+  return { start: new Date(start), retryAfterSeconds: Math.max(1, Math.ceil((start + ms - now.getTime()) / 1000)) };
+}
+
+/**
+ * Fixed-window counters in PostgreSQL, exact across processes: a hit is one atomic upsert that only
+ * increments while the count is below the limit, so N concurrent hits never admit more than `max`.
+ */
+export function createRateLimiter(db: Db, clock: Clock) {
+  return {
+    async hit(environmentId: string, bucket: string, limit: Limit): Promise<RateLimitResult> {
+      const { start, retryAfterSeconds } = windowOf(clock.now(), limit.windowSeconds);
+      const row = await sql<{ count: number }>`
+        insert into rate_limit_windows (environment_id, bucket, window_start, count)
+        values (${environmentId}, ${bucket}, ${start}, 1)
+        on conflict (environment_id, bucket, window_start)
+        do update set count = rate_limit_windows.count + 1 where rate_limit_windows.count < ${limit.max}
+        returning count`.execute(db);
+      const count = row.rows[0]?.count;
+      return { allowed: count !== undefined, count: count ?? limit.max, retryAfterSeconds };
+    },
+    /** The current window's count without counting a hit. */
+    async peek(environmentId: string, bucket: string, limit: Limit): Promise<RateLimitResult> {
+      const { start, retryAfterSeconds } = windowOf(clock.now(), limit.windowSeconds);
+      const row = await db.selectFrom('rate_limit_windows').select('count')
+        .where('environment_id', '=', environmentId).where('bucket', '=', bucket).where('window_start', '=', start)
+        .executeTakeFirst();
+      const count = row?.count ?? 0;
+      return { allowed: count < limit.max, count, retryAfterSeconds };
+    },
+  };
+}
+export type RateLimiter = ReturnType<typeof createRateLimiter>;

@@ -1,0 +1,29 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { SESSION_COOKIE } from '../platform/http/planes.js';
+
+const isLocalHost = (hostname: string) => hostname === 'localhost' || hostname.endsWith('.localhost') || hostname === '127.0.0.1' || hostname === '[::1]';
+
+/** HttpOnly, SameSite=Lax, Path=/, and Secure on https or localhost (where browsers accept it over http). */
+export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, token: string, expiresAt: string) {
+  reply.setCookie(SESSION_COOKIE, token, {
+    httpOnly: true, sameSite: 'lax', path: '/', expires: new Date(expiresAt),
+    secure: request.protocol === 'https' || isLocalHost(request.hostname),
+  });
+}
+
+export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply) {
+  reply.clearCookie(SESSION_COOKIE, {
+    httpOnly: true, sameSite: 'lax', path: '/', secure: request.protocol === 'https' || isLocalHost(request.hostname),
+  });
+}
+
+/** The session answer: a cookie for browsers, or the token in the body for native apps. */
+export function sendSession(
+  request: FastifyRequest, reply: FastifyReply, native: boolean,
+  result: { user: unknown; session: { expiresAt: string }; token: string }, status = 200,
+) {
+  const { token, ...body } = result;
+  if (native) return reply.code(status).send({ ...body, sessionToken: token });
+  setSessionCookie(request, reply, token, result.session.expiresAt);
+  return reply.code(status).send(body);
+}

@@ -1,0 +1,17 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyPluginAsync } from 'fastify';
+import { NoContent, noContent, Page } from '../platform/http/common-schemas.js';
+import { ListSessionsQuery, Session, SessionParams } from './schemas.js';
+import type { SessionsService } from './service.js';
+
+/** Client plane, signed in: list and end the user's own sessions. */
+export function sessionsClientRoutes(sessions: SessionsService): FastifyPluginAsync {
+  return async (base) => {
+    const app = base.withTypeProvider<TypeBoxTypeProvider>();
+    const tags = ['Client: sessions'];
+    app.get('/sessions', { schema: { tags, querystring: ListSessionsQuery, response: { 200: Page(Session) } } },
+      (req) => sessions.listForUser(req.environmentId, req.session!.userId, { status: 'active', ...req.query }));
+    app.delete('/sessions/:sessionId', { schema: { tags, params: SessionParams, response: { 204: NoContent } } },
+      async (req, reply) => { await sessions.revoke(req.environmentId, req.session!.userId, req.params.sessionId); return noContent(reply); });
+  };
+}

@@ -1,0 +1,34 @@
+import { Type, type Static } from 'typebox';
+import { DateTime, JsonObject, Nullable, PageQuery, Uuid } from '../platform/http/common-schemas.js';
+
+export const SessionStatus = Type.Union([Type.Literal('active'), Type.Literal('revoked'), Type.Literal('expired')]);
+
+/** A session as the Server API and the session list show it. */
+export const Session = Type.Object({
+  id: Uuid,
+  userId: Uuid,
+  status: SessionStatus,
+  actor: Nullable(JsonObject),
+  ipAddress: Nullable(Type.String()),
+  userAgent: Nullable(Type.String()),
+  createdAt: DateTime,
+  lastActiveAt: DateTime,
+  expiresAt: DateTime,
+  revokedAt: Nullable(DateTime),
+}, { title: 'Session' });
+export type Session = Static<typeof Session>;
+
+/** The session part of every response that starts one. */
+export const StartedSession = Type.Object({
+  id: Uuid, userId: Uuid, createdAt: DateTime, expiresAt: DateTime, actor: Nullable(JsonObject),
+});
+export type StartedSession = Static<typeof StartedSession>;
+
+export const SessionParams = Type.Object({ sessionId: Uuid }, { additionalProperties: false });
+export const UserSessionParams = Type.Object({ userId: Uuid, sessionId: Uuid }, { additionalProperties: false });
+
+export const ListSessionsQuery = Type.Object({
+  ...PageQuery.properties,
+  status: Type.Optional(SessionStatus),
+}, { additionalProperties: false });
+export type ListSessionsQuery = Static<typeof ListSessionsQuery>;

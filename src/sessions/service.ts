@@ -1,0 +1,49 @@
+import type { Clock } from '../platform/clock.js';
+import { randomToken, sha256 } from '../platform/crypto/tokens.js';
+import type { Db } from '../platform/db/database.js';
+import { ProblemError } from '../platform/http/problem.js';
+import type { JsonObject } from '../platform/json.js';
+import type { ListSessionsQuery } from './schemas.js';
+import { createSessionsStore } from './store.js';
+
+export interface SessionLifetimes { idleTimeoutSeconds: number; maxLifetimeSeconds: number }
+export interface SessionOrigin { ipAddress: string | null; userAgent: string | null; actor?: JsonObject | null }
+
+// Writing last-activity on every request would turn each read into a write; a minute's precision is plenty.
+const TOUCH_INTERVAL_MS = 60_000;
+
+export const sessionNotFound = () => new ProblemError(404, 'resource_not_found', 'No session with this id for this user.');
+
+/** Client sessions. Cheap to build, so a caller can build one over its own transaction. */
+export function createSessionsService({ db, clock }: { db: Db; clock: Clock }) {
+  const store = createSessionsStore(db);
+  return {
+    /** A fresh random token at every sign-in (no fixation); only its hash is stored. */
+    async start(environmentId: string, userId: string, lifetimes: SessionLifetimes, origin: SessionOrigin) {
+      const token = randomToken('sess_');
+      const now = clock.now();
+      const session = await store.insert(environmentId, {
+        userId, tokenHash: sha256(token), actor: origin.actor ?? null, ipAddress: origin.ipAddress, userAgent: origin.userAgent?.slice(0, 512) ?? null,
+        idleTimeoutSeconds: lifetimes.idleTimeoutSeconds, expiresAt: new Date(now.getTime() + lifetimes.maxLifetimeSeconds * 1000),
+      }, now);
+      return { session, token };
+    },
+    async authenticate(environmentId: string, token: string) {
+      if (!token.startsWith('sess_')) return undefined;
+      const now = clock.now();
+      const found = await store.findLiveByToken(environmentId, sha256(token), now);
+      if (!found) return undefined;
+      if (now.getTime() - found.last_active_at.getTime() > TOUCH_INTERVAL_MS) await store.touch(environmentId, found.id, now);
+      return { id: found.id, userId: found.user_id, actor: found.actor };
+    },
+    revokeAllForUser: (environmentId: string, userId: string) => store.revokeAllForUser(environmentId, userId, clock.now()),
+    async revoke(environmentId: string, userId: string, sessionId: string) {
+      const session = await store.revokeOne(environmentId, userId, sessionId, clock.now());
+      if (!session) throw sessionNotFound();
+      return session;
+    },
+    listForUser: (environmentId: string, userId: string, query: ListSessionsQuery) =>
+      store.listForUser(environmentId, userId, query, clock.now()),
+  };
+}
+export type SessionsService = ReturnType<typeof createSessionsService>;

@@ -1,0 +1,74 @@
+import { sql, type Selectable } from 'kysely';
+import { uuidv7 } from 'uuidv7';
+import type { Db } from '../platform/db/database.js';
+import type { SessionRow } from '../platform/db/tables.js';
+import { toPage } from '../platform/http/pagination.js';
+import type { JsonObject } from '../platform/json.js';
+import type { ListSessionsQuery, Session, StartedSession } from './schemas.js';
+
+export interface NewSession {
+  userId: string; tokenHash: Buffer; actor: JsonObject | null; ipAddress: string | null; userAgent: string | null;
+  idleTimeoutSeconds: number; expiresAt: Date;
+}
+
+/** A session is live while not revoked, before its absolute expiry and within its idle timeout. */
+const isLive = (now: Date) =>
+  sql<boolean>`revoked_at is null and expires_at > ${now} and last_active_at + idle_timeout_seconds * interval '1 second' > ${now}`;
+
+export function createSessionsStore(db: Db) {
+  return {
+    insert: (environmentId: string, session: NewSession, now: Date) =>
+      db.insertInto('sessions').values({
+        environment_id: environmentId, id: uuidv7(), user_id: session.userId, token_hash: session.tokenHash,
+        actor: session.actor === null ? null : (JSON.stringify(session.actor) as unknown as JsonObject),
+        ip_address: session.ipAddress, user_agent: session.userAgent, created_at: now, last_active_at: now,
+        idle_timeout_seconds: session.idleTimeoutSeconds, expires_at: session.expiresAt,
+      }).returningAll().executeTakeFirstOrThrow().then(toStarted),
+    /** The live session for a token, only while its user is active. */
+    findLiveByToken: (environmentId: string, tokenHash: Buffer, now: Date) =>
+      db.selectFrom('sessions as s')
+        .innerJoin('users as u', (join) => join.onRef('u.environment_id', '=', 's.environment_id').onRef('u.id', '=', 's.user_id'))
+        .select(['s.id', 's.user_id', 's.actor', 's.last_active_at'])
+        .where('s.environment_id', '=', environmentId).where('s.token_hash', '=', tokenHash)
+        .where('u.status', '=', 'active').where(isLive(now))
+        .executeTakeFirst(),
+    touch: (environmentId: string, sessionId: string, now: Date) =>
+      db.updateTable('sessions').set({ last_active_at: now })
+        .where('environment_id', '=', environmentId).where('id', '=', sessionId).execute(),
+    revokeAllForUser: (environmentId: string, userId: string, now: Date) =>
+      db.updateTable('sessions').set({ revoked_at: now })
+        .where('environment_id', '=', environmentId).where('user_id', '=', userId).where('revoked_at', 'is', null)
+        .executeTakeFirst().then((r) => Number(r.numUpdatedRows)),
+    /** Revokes one session of one user; undefined when the user has no such session. Revoking twice is harmless. */
+    revokeOne: (environmentId: string, userId: string, sessionId: string, now: Date) =>
+      db.updateTable('sessions').set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.val(now)) }))
+        .where('environment_id', '=', environmentId).where('user_id', '=', userId).where('id', '=', sessionId)
+        .returningAll().executeTakeFirst().then((row) => row && toSession(row, now)),
+    async listForUser(environmentId: string, userId: string, query: ListSessionsQuery, now: Date) {
+      let q = db.selectFrom('sessions').selectAll().where('environment_id', '=', environmentId).where('user_id', '=', userId);
+      if (query.status === 'active') q = q.where(isLive(now));
+      if (query.status === 'revoked') q = q.where('revoked_at', 'is not', null);
+      if (query.status === 'expired') q = q.where('revoked_at', 'is', null).where(sql<boolean>`not (${isLive(now)})`);
+      if (query.cursor) q = q.where('id', '>', query.cursor);
+      const rows = await q.orderBy('id').limit(query.limit + 1).execute();
+      return toPage(rows.map((r) => toSession(r, now)), query.limit);
+    },
+  };
+}
+export type SessionsStore = ReturnType<typeof createSessionsStore>;
+
+const toStarted = (row: Selectable<SessionRow>): StartedSession => ({
+  id: row.id, userId: row.user_id, createdAt: row.created_at.toISOString(), expiresAt: row.expires_at.toISOString(), actor: row.actor,
+});
+
+function statusOf(row: Selectable<SessionRow>, now: Date): Session['status'] {
+  if (row.revoked_at) return 'revoked';
+  const idleEnd = row.last_active_at.getTime() + row.idle_timeout_seconds * 1000;
+  return row.expires_at > now && idleEnd > now.getTime() ? 'active' : 'expired';
+}
+
+const toSession = (row: Selectable<SessionRow>, now: Date): Session => ({
+  id: row.id, userId: row.user_id, status: statusOf(row, now), actor: row.actor, ipAddress: row.ip_address, userAgent: row.user_agent,
+  createdAt: row.created_at.toISOString(), lastActiveAt: row.last_active_at.toISOString(),
+  expiresAt: row.expires_at.toISOString(), revokedAt: row.revoked_at ? row.revoked_at.toISOString() : null,
+});

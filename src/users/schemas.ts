@@ -1,0 +1,99 @@
+import { Type, type Static } from 'typebox';
+import { DateTime, Email, JsonObject, Nullable, PageQuery, Uuid } from '../platform/http/common-schemas.js';
+
+export const UserStatus = Type.Union([Type.Literal('active'), Type.Literal('banned'), Type.Literal('deleted')]);
+export type UserStatus = Static<typeof UserStatus>;
+export const Locale = Type.Union([Type.Literal('en'), Type.Literal('da')]);
+const RegistrationState = Type.Union([Type.Literal('pending_email_verification'), Type.Literal('complete')]);
+const NameField = Type.String({ minLength: 1, maxLength: 200 });
+const Password = Type.String({ minLength: 1, description: "Checked against the environment's password policy." });
+
+const userFields = {
+  id: Uuid,
+  environmentId: Uuid,
+  name: Nullable(Type.String()),
+  firstName: Nullable(Type.String()),
+  lastName: Nullable(Type.String()),
+  locale: Nullable(Locale),
+  status: UserStatus,
+  registrationState: RegistrationState,
+  createdAt: DateTime,
+  updatedAt: DateTime,
+  email: Nullable(Type.String()),
+  emailVerifiedAt: Nullable(DateTime),
+  deletedAt: Nullable(DateTime),
+  publicMetadata: JsonObject,
+  unsafeMetadata: JsonObject,
+};
+
+/** Server API representation: includes private metadata. */
+export const User = Type.Object({ ...userFields, privateMetadata: JsonObject }, { title: 'User' });
+export type User = Static<typeof User>;
+
+/** Client plane representation: never carries private metadata. */
+export const ClientUser = Type.Object(userFields, { title: 'ClientUser' });
+export type ClientUser = Static<typeof ClientUser>;
+
+export const UserParams = Type.Object({ userId: Uuid }, { additionalProperties: false });
+
+export const CreateUserBody = Type.Object({
+  email: Type.Optional(Email),
+  password: Type.Optional(Password),
+  firstName: Type.Optional(NameField),
+  lastName: Type.Optional(NameField),
+  publicMetadata: Type.Optional(JsonObject),
+  privateMetadata: Type.Optional(JsonObject),
+  unsafeMetadata: Type.Optional(JsonObject),
+}, { additionalProperties: false });
+export type CreateUserBody = Static<typeof CreateUserBody>;
+
+export const UpdateUserBody = Type.Object({
+  email: Type.Optional(Email),
+  password: Type.Optional(Password),
+  firstName: Type.Optional(Nullable(NameField)),
+  lastName: Type.Optional(Nullable(NameField)),
+  name: Type.Optional(Nullable(NameField)),
+  locale: Type.Optional(Nullable(Locale)),
+}, { additionalProperties: false, minProperties: 1 });
+export type UpdateUserBody = Static<typeof UpdateUserBody>;
+
+export const MetadataPatchBody = Type.Object({
+  publicMetadata: Type.Optional(JsonObject),
+  privateMetadata: Type.Optional(JsonObject),
+  unsafeMetadata: Type.Optional(JsonObject),
+}, { additionalProperties: false });
+export type MetadataPatchBody = Static<typeof MetadataPatchBody>;
+
+/** Client PATCH /_svc/me: profile fields and unsafe metadata only; anything else is refused. */
+export const UpdateMeBody = Type.Object({
+  firstName: Type.Optional(Nullable(NameField)),
+  lastName: Type.Optional(Nullable(NameField)),
+  name: Type.Optional(Nullable(NameField)),
+  locale: Type.Optional(Nullable(Locale)),
+  unsafeMetadata: Type.Optional(JsonObject),
+}, { additionalProperties: false });
+export type UpdateMeBody = Static<typeof UpdateMeBody>;
+
+const EmailSearch = Type.String({ minLength: 1, maxLength: 320, description: 'Case-insensitive literal substring of the email.' });
+
+export const ListUsersQuery = Type.Object({
+  ...PageQuery.properties,
+  emailSearch: Type.Optional(EmailSearch),
+  status: Type.Optional(Type.Array(UserStatus, { description: 'Any of these statuses (repeat the parameter).' })),
+}, { additionalProperties: false });
+export type ListUsersQuery = Static<typeof ListUsersQuery>;
+
+export const SearchUsersBody = Type.Object({
+  emailSearch: Type.Optional(Nullable(EmailSearch)),
+  statuses: Type.Optional(Type.Array(UserStatus, { uniqueItems: true })),
+  publicMetadata: Type.Optional(Nullable(JsonObject)),
+  privateMetadata: Type.Optional(Nullable(JsonObject)),
+}, { additionalProperties: false });
+export type SearchUsersBody = Static<typeof SearchUsersBody>;
+
+export interface UserFilter {
+  emailSearch?: string | null;
+  statuses?: UserStatus[];
+  publicMetadata?: Record<string, unknown> | null;
+  privateMetadata?: Record<string, unknown> | null;
+}

@@ -1,0 +1,166 @@
+import type { EnvironmentsService } from '../environments/service.js';
+import type { EnvironmentSettings } from '../environments/settings.js';
+import type { Clock } from '../platform/clock.js';
+import { hashPassword } from '../platform/crypto/passwords.js';
+import type { Db } from '../platform/db/database.js';
+import type { PageQuery } from '../platform/http/common-schemas.js';
+import { deepMerge, METADATA_BUDGET_BYTES, metadataSize } from '../platform/json.js';
+import { createSessionsService } from '../sessions/service.js';
+import type { ListSessionsQuery } from '../sessions/schemas.js';
+import { emailRequired, emailTaken, metadataTooLarge, nameRequired, userDeleted, userNotFound, weakPassword } from './errors.js';
+import { passwordProblem } from './password-policy.js';
+import type { ClientUser, CreateUserBody, MetadataPatchBody, UpdateMeBody, UpdateUserBody, User, UserFilter } from './schemas.js';
+import { createUsersStore, type NewUser, type ProfileChanges } from './store.js';
+
+export interface UsersDeps { db: Db; clock: Clock; environments: Pick<EnvironmentsService, 'record'> }
+
+export const normalizeEmail = (email: string) => email.trim().toLowerCase();
+
+const joinName = (first?: string | null, last?: string | null) => [first, last].filter(Boolean).join(' ') || null;
+
+export function toClientUser(user: User): ClientUser {
+  const { privateMetadata: _private, ...client } = user;
+  return client;
+}
+
+export function assertMetadataBudget(...bags: Parameters<typeof metadataSize>) {
+  const bytes = metadataSize(...bags);
+  if (bytes > METADATA_BUDGET_BYTES) throw metadataTooLarge(bytes);
+}
+
+export async function checkedPasswordHash(password: string, settings: EnvironmentSettings, email: string | null | undefined) {
+  const problem = passwordProblem(password, settings.passwordPolicy, email);
+  if (problem) throw weakPassword(problem);
+  return hashPassword(password);
+}
+
+export function createUsersService({ db, clock, environments }: UsersDeps) {
+  const users = createUsersStore(db);
+
+  /** The user as it is now; 404 when absent (another environment's user is absent too). */
+  async function existing(environmentId: string, userId: string) {
+    const user = await users.find(environmentId, userId);
+    if (!user) throw userNotFound();
+    return user;
+  }
+  /** After a conditional update matched nothing: tell "missing" from "deleted". */
+  async function explainMiss(environmentId: string, userId: string): Promise<never> {
+    const user = await existing(environmentId, userId);
+    throw user.status === 'deleted' ? userDeleted() : userNotFound();
+  }
+  const unlessTaken = <T>(result: T | 'email_taken') => {
+    if (result === 'email_taken') throw emailTaken();
+    return result;
+  };
+
+  /** Changes status and revokes every session in one transaction, so the change and the revocation land together. */
+  function changeStatusRevokingSessions(environmentId: string, userId: string, change: (store: ReturnType<typeof createUsersStore>, now: Date) => Promise<User | undefined>) {
+    return db.transaction().execute(async (trx) => {
+      const user = await change(createUsersStore(trx), clock.now());
+      if (user) await createSessionsService({ db: trx, clock }).revokeAllForUser(environmentId, userId);
+      return user;
+    });
+  }
+
+  /** Deep-merges each given bag under a row lock, so concurrent merges never lose each other's keys. */
+  function mergeMetadata(environmentId: string, userId: string, patch: MetadataPatchBody): Promise<User> {
+    return db.transaction().execute(async (trx) => {
+      const store = createUsersStore(trx);
+      const current = await store.findForUpdate(environmentId, userId);
+      if (!current) throw userNotFound();
+      if (current.status === 'deleted') throw userDeleted();
+      const merged = {
+        publicMetadata: patch.publicMetadata ? deepMerge(current.publicMetadata, patch.publicMetadata) : current.publicMetadata,
+        privateMetadata: patch.privateMetadata ? deepMerge(current.privateMetadata, patch.privateMetadata) : current.privateMetadata,
+        unsafeMetadata: patch.unsafeMetadata ? deepMerge(current.unsafeMetadata, patch.unsafeMetadata) : current.unsafeMetadata,
+      };
+      assertMetadataBudget(merged.publicMetadata, merged.privateMetadata, merged.unsafeMetadata);
+      return store.setMetadata(environmentId, userId, merged, clock.now());
+    });
+  }
+
+  return {
+    async create(environmentId: string, body: CreateUserBody): Promise<User> {
+      const { settings } = await environments.record(environmentId);
+      if (settings.requiredFields.includes('email') && !body.email) throw emailRequired();
+      if (settings.requiredFields.includes('name') && !(body.firstName && body.lastName)) throw nameRequired();
+      const bags = { publicMetadata: body.publicMetadata ?? {}, privateMetadata: body.privateMetadata ?? {}, unsafeMetadata: body.unsafeMetadata ?? {} };
+      assertMetadataBudget(bags.publicMetadata, bags.privateMetadata, bags.unsafeMetadata);
+      const email = body.email ? normalizeEmail(body.email) : null;
+      const now = clock.now();
+      const user: NewUser = {
+        email, emailVerifiedAt: email ? now : null, registrationState: 'complete',
+        passwordHash: body.password === undefined ? null : await checkedPasswordHash(body.password, settings, email),
+        firstName: body.firstName ?? null, lastName: body.lastName ?? null, name: joinName(body.firstName, body.lastName), ...bags,
+      };
+      return unlessTaken(await users.insert(environmentId, user, now));
+    },
+    get: existing,
+    list: (environmentId: string, filter: UserFilter, page: PageQuery) => users.list(environmentId, filter, page),
+
+    async update(environmentId: string, userId: string, body: UpdateUserBody | UpdateMeBody): Promise<User> {
+      const current = await existing(environmentId, userId);
+      if (current.status === 'deleted') throw userDeleted();
+      const changes: ProfileChanges = { firstName: body.firstName, lastName: body.lastName, locale: body.locale, name: body.name };
+      if (body.name === undefined && (body.firstName !== undefined || body.lastName !== undefined)) {
+        changes.name = joinName(body.firstName === undefined ? current.firstName : body.firstName, body.lastName === undefined ? current.lastName : body.lastName);
+      }
+      if ('email' in body && body.email !== undefined) changes.email = normalizeEmail(body.email);
+      if ('password' in body && body.password !== undefined) {
+        const { settings } = await environments.record(environmentId);
+        changes.passwordHash = await checkedPasswordHash(body.password, settings, changes.email ?? current.email);
+      }
+      if ('unsafeMetadata' in body && body.unsafeMetadata !== undefined) {
+        await mergeMetadata(environmentId, userId, { unsafeMetadata: body.unsafeMetadata });
+      }
+      return unlessTaken(await users.updateProfile(environmentId, userId, changes, clock.now())) ?? explainMiss(environmentId, userId);
+    },
+
+    async ban(environmentId: string, userId: string): Promise<User> {
+      return (await changeStatusRevokingSessions(environmentId, userId, (s, now) => s.setStatus(environmentId, userId, 'banned', now)))
+        ?? explainMiss(environmentId, userId);
+    },
+    async unban(environmentId: string, userId: string): Promise<User> {
+      return (await users.setStatus(environmentId, userId, 'active', clock.now())) ?? explainMiss(environmentId, userId);
+    },
+    /** Soft delete: the first call revokes everything and answers; any later one is 403 user_deleted. */
+    async softDelete(environmentId: string, userId: string): Promise<void> {
+      const deleted = await changeStatusRevokingSessions(environmentId, userId, (s, now) => s.softDelete(environmentId, userId, now));
+      if (!deleted) await explainMiss(environmentId, userId);
+    },
+    mergeMetadata,
+
+    /** Client sign-up: a password user, pending until the email is confirmed when the environment asks for it. */
+    async register(environmentId: string, input: { email: string; password: string; firstName?: string; lastName?: string; name?: string; pending: boolean }) {
+      const { settings } = await environments.record(environmentId);
+      if (settings.requiredFields.includes('name') && !(input.name || (input.firstName && input.lastName))) throw nameRequired();
+      const email = normalizeEmail(input.email);
+      return unlessTaken(await users.insert(environmentId, {
+        email, passwordHash: await checkedPasswordHash(input.password, settings, email), emailVerifiedAt: null,
+        registrationState: input.pending ? 'pending_email_verification' : 'complete',
+        firstName: input.firstName ?? null, lastName: input.lastName ?? null, name: input.name ?? joinName(input.firstName, input.lastName),
+        publicMetadata: {}, privateMetadata: {}, unsafeMetadata: {},
+      }, clock.now()));
+    },
+    findCredentials: (environmentId: string, email: string) => users.findCredentials(environmentId, normalizeEmail(email)),
+    recordFailedSignIn: (environmentId: string, userId: string, lockout: EnvironmentSettings['lockout']) =>
+      users.recordFailedSignIn(environmentId, userId, lockout, clock.now()),
+    resetFailedSignIns: (environmentId: string, userId: string) => users.resetFailedSignIns(environmentId, userId),
+    completeRegistration: (environmentId: string, userId: string) => users.completeRegistration(environmentId, userId, clock.now()),
+
+    async revokeAllSessions(environmentId: string, userId: string): Promise<void> {
+      const user = await existing(environmentId, userId);
+      if (user.status === 'deleted') throw userDeleted();
+      await createSessionsService({ db, clock }).revokeAllForUser(environmentId, userId);
+    },
+    async listSessions(environmentId: string, userId: string, query: ListSessionsQuery) {
+      await existing(environmentId, userId);
+      return createSessionsService({ db, clock }).listForUser(environmentId, userId, query);
+    },
+    async revokeSession(environmentId: string, userId: string, sessionId: string) {
+      await existing(environmentId, userId);
+      return createSessionsService({ db, clock }).revoke(environmentId, userId, sessionId);
+    },
+  };
+}
+export type UsersService = ReturnType<typeof createUsersService>;

@@ -1,0 +1,138 @@
+import { sql, type Selectable } from 'kysely';
+import { uuidv7 } from 'uuidv7';
+import type { Db } from '../platform/db/database.js';
+import { isUniqueViolation } from '../platform/db/database.js';
+import type { UserRow } from '../platform/db/tables.js';
+import type { PageQuery } from '../platform/http/common-schemas.js';
+import { toPage } from '../platform/http/pagination.js';
+import type { JsonObject } from '../platform/json.js';
+import type { User, UserFilter, UserStatus } from './schemas.js';
+
+export interface NewUser {
+  email: string | null; passwordHash: string | null; name: string | null; firstName: string | null; lastName: string | null;
+  registrationState: User['registrationState']; emailVerifiedAt: Date | null;
+  publicMetadata: JsonObject; privateMetadata: JsonObject; unsafeMetadata: JsonObject;
+}
+
+export interface ProfileChanges {
+  email?: string; passwordHash?: string; name?: string | null; firstName?: string | null; lastName?: string | null; locale?: string | null;
+}
+
+export interface Credentials { user: User; passwordHash: string | null; lockedUntil: Date | null }
+
+const EMAIL_KEY = 'users_email_key';
+const json = (value: JsonObject) => JSON.stringify(value) as unknown as JsonObject;
+/** LIKE pattern for a literal substring: %, _ and \ match only themselves. */
+export const containsPattern = (s: string) => `%${s.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+export function createUsersStore(db: Db) {
+  const byId = (environmentId: string, userId: string) =>
+    db.updateTable('users').where('environment_id', '=', environmentId).where('id', '=', userId);
+
+  return {
+    /** 'email_taken' when another live user of the environment has the email. */
+    async insert(environmentId: string, user: NewUser, now: Date): Promise<User | 'email_taken'> {
+      try {
+        const row = await db.insertInto('users').values({
+          environment_id: environmentId, id: uuidv7(), email: user.email, email_verified_at: user.emailVerifiedAt,
+          password_hash: user.passwordHash, name: user.name, first_name: user.firstName, last_name: user.lastName,
+          status: 'active', registration_state: user.registrationState,
+          public_metadata: json(user.publicMetadata), private_metadata: json(user.privateMetadata), unsafe_metadata: json(user.unsafeMetadata),
+          created_at: now, updated_at: now,
+        }).returningAll().executeTakeFirstOrThrow();
+        return toUser(row);
+      } catch (err) {
+        if (isUniqueViolation(err, EMAIL_KEY)) return 'email_taken';
+        throw err;
+      }
+    },
+    find: (environmentId: string, userId: string) =>
+      db.selectFrom('users').selectAll().where('environment_id', '=', environmentId).where('id', '=', userId)
+        .executeTakeFirst().then((row) => row && toUser(row)),
+    /** The row locked until the transaction ends, for read-merge-write of metadata. */
+    findForUpdate: (environmentId: string, userId: string) =>
+      db.selectFrom('users').selectAll().where('environment_id', '=', environmentId).where('id', '=', userId)
+        .forUpdate().executeTakeFirst().then((row) => row && toUser(row)),
+    /** The live (not deleted) user with this email, with what sign-in needs. */
+    findCredentials: (environmentId: string, email: string) =>
+      db.selectFrom('users').selectAll().where('environment_id', '=', environmentId).where('email', '=', email)
+        .where('status', '!=', 'deleted').executeTakeFirst()
+        .then((row): Credentials | undefined => row && { user: toUser(row), passwordHash: row.password_hash, lockedUntil: row.locked_until }),
+    async list(environmentId: string, filter: UserFilter, page: PageQuery) {
+      let query = db.selectFrom('users').selectAll().where('environment_id', '=', environmentId);
+      if (filter.emailSearch) query = query.where(sql<boolean>`email like ${containsPattern(filter.emailSearch)} escape '\\'`);
+      if (filter.statuses?.length) query = query.where('status', 'in', filter.statuses);
+      if (filter.publicMetadata) query = query.where(sql<boolean>`public_metadata @> ${json(filter.publicMetadata)}::jsonb`);
+      if (filter.privateMetadata) query = query.where(sql<boolean>`private_metadata @> ${json(filter.privateMetadata)}::jsonb`);
+      if (page.cursor) query = query.where('id', '>', page.cursor);
+      const rows = await query.orderBy('id').limit(page.limit + 1).execute();
+      return toPage(rows.map(toUser), page.limit);
+    },
+    /** Changes profile fields of a user that is not deleted; 'email_taken' on a clash. */
+    async updateProfile(environmentId: string, userId: string, changes: ProfileChanges, now: Date): Promise<User | undefined | 'email_taken'> {
+      try {
+        const row = await byId(environmentId, userId).where('status', '!=', 'deleted').set({
+          ...(changes.email !== undefined && { email: changes.email, email_verified_at: now }),
+          ...(changes.passwordHash !== undefined && { password_hash: changes.passwordHash }),
+          ...(changes.name !== undefined && { name: changes.name }),
+          ...(changes.firstName !== undefined && { first_name: changes.firstName }),
+          ...(changes.lastName !== undefined && { last_name: changes.lastName }),
+          ...(changes.locale !== undefined && { locale: changes.locale }),
+          updated_at: now,
+        }).returningAll().executeTakeFirst();
+        return row && toUser(row);
+      } catch (err) {
+        if (isUniqueViolation(err, EMAIL_KEY)) return 'email_taken';
+        throw err;
+      }
+    },
+    /** Moves a user that is not deleted to a new status. */
+    setStatus: (environmentId: string, userId: string, status: Exclude<UserStatus, 'deleted'>, now: Date) =>
+      byId(environmentId, userId).where('status', '!=', 'deleted').set({ status, updated_at: now })
+        .returningAll().executeTakeFirst().then((row) => row && toUser(row)),
+    /** Soft delete: only the first call matches, so a repeat finds nothing. */
+    softDelete: (environmentId: string, userId: string, now: Date) =>
+      byId(environmentId, userId).where('status', '!=', 'deleted').set({ status: 'deleted', deleted_at: now, updated_at: now })
+        .returningAll().executeTakeFirst().then((row) => row && toUser(row)),
+    setMetadata: (environmentId: string, userId: string, bags: Pick<User, 'publicMetadata' | 'privateMetadata' | 'unsafeMetadata'>, now: Date) =>
+      byId(environmentId, userId).set({
+        public_metadata: json(bags.publicMetadata), private_metadata: json(bags.privateMetadata),
+        unsafe_metadata: json(bags.unsafeMetadata), updated_at: now,
+      }).returningAll().executeTakeFirstOrThrow().then(toUser),
+    completeRegistration: (environmentId: string, userId: string, now: Date) =>
+      byId(environmentId, userId).where('status', '=', 'active').set({
+        registration_state: 'complete', email_verified_at: now, updated_at: now,
+      }).returningAll().executeTakeFirst().then((row) => row && toUser(row)),
+    /** Counts a failed sign-in; the attempt that reaches the limit locks the account for the cool-down. */
+    recordFailedSignIn: (environmentId: string, userId: string, lockout: { maxFailedAttempts: number; coolDownSeconds: number }, now: Date) =>
+      byId(environmentId, userId).set((eb) => ({
+        failed_sign_ins: sql`case when failed_sign_ins + 1 >= ${lockout.maxFailedAttempts} then 0 else failed_sign_ins + 1 end`,
+        locked_until: sql`case when failed_sign_ins + 1 >= ${lockout.maxFailedAttempts}
+          then ${new Date(now.getTime() + lockout.coolDownSeconds * 1000)}::timestamptz else ${eb.ref('locked_until')} end`,
+      })).execute(),
+    resetFailedSignIns: (environmentId: string, userId: string) =>
+      byId(environmentId, userId).where('failed_sign_ins', '>', 0).set({ failed_sign_ins: 0, locked_until: null }).execute(),
+  };
+}
+export type UsersStore = ReturnType<typeof createUsersStore>;
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+const toUser = (row: Selectable<UserRow>): User => ({
+  id: row.id,
+  environmentId: row.environment_id,
+  name: row.name,
+  firstName: row.first_name,
+  lastName: row.last_name,
+  locale: row.locale as User['locale'],
+  status: row.status,
+  registrationState: row.registration_state,
+  createdAt: row.created_at.toISOString(),
+  updatedAt: row.updated_at.toISOString(),
+  email: row.email,
+  emailVerifiedAt: iso(row.email_verified_at),
+  deletedAt: iso(row.deleted_at),
+  publicMetadata: row.public_metadata,
+  privateMetadata: row.private_metadata,
+  unsafeMetadata: row.unsafe_metadata,
+});
