@@ -1,0 +1,83 @@
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { buildApp, type AppOptions } from '../../src/app.js';
+import { createTestClock, type TestClock } from '../../src/platform/clock.js';
+import { openDatabase, type Database, type Db } from '../../src/platform/db/database.js';
+import { migrate } from '../../src/platform/db/migrate.js';
+import { createGiven, type Given } from './given.js';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
+export const TEST_PORT = 3000;
+
+export interface TestEnv { id: string; secretKey: string; frontendHost: string; name: string }
+
+type Body = Record<string, unknown> | unknown[] | string | undefined;
+export interface Caller {
+  get(path: string, opts?: Partial<InjectOptions>): Promise<LightMyRequestResponse>;
+  delete(path: string, opts?: Partial<InjectOptions>): Promise<LightMyRequestResponse>;
+  post(path: string, body?: Body, opts?: Partial<InjectOptions>): Promise<LightMyRequestResponse>;
+  patch(path: string, body?: Body, opts?: Partial<InjectOptions>): Promise<LightMyRequestResponse>;
+  put(path: string, body?: Body, opts?: Partial<InjectOptions>): Promise<LightMyRequestResponse>;
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  db: Db;
+  clock: TestClock;
+  given: Given;
+  /** Server API caller with the environment's secret key; paths are relative to /api/server/v1. */
+  server(env: TestEnv, secretKey?: string): Caller;
+  /** Client plane caller on the environment's frontend host; paths relative to /_svc. */
+  client(env: TestEnv, auth?: { token?: string; cookie?: string; origin?: string }): Caller;
+  /** Admin plane caller; paths relative to /api/admin/v1. */
+  admin: Caller;
+  /** Mail caught in the outbox for an address, newest first. */
+  outbox(env: TestEnv, to: string): Promise<{ subject: string; text: string; html: string }[]>;
+  close(): Promise<void>;
+}
+
+/** Opens the suite's database: PostgreSQL when TEST_DATABASE_URL is set, else a fresh in-memory PGlite. */
+export async function openTestDatabase(): Promise<Database> {
+  const url = process.env.TEST_DATABASE_URL;
+  const database = await openDatabase(url ? { url, poolSize: 5 } : { dataDir: undefined });
+  await migrate(database.db);
+  return database;
+}
+
+function caller(app: FastifyInstance, prefix: string, headers: Record<string, string>): Caller {
+  const send = (method: InjectOptions['method'], path: string, body?: Body, opts: Partial<InjectOptions> = {}) =>
+    app.inject({
+      method, url: prefix + path, ...opts,
+      headers: { ...headers, ...(opts.headers as Record<string, string> | undefined) },
+      ...(body !== undefined && { payload: body as InjectOptions['payload'] }),
+    });
+  return {
+    get: (path, opts) => send('GET', path, undefined, opts),
+    delete: (path, opts) => send('DELETE', path, undefined, opts),
+    post: (path, body, opts) => send('POST', path, body, opts),
+    patch: (path, body, opts) => send('PATCH', path, body, opts),
+    put: (path, body, opts) => send('PUT', path, body, opts),
+  };
+}
+
+export async function startTestApp(options: Partial<AppOptions> = {}): Promise<TestApp> {
+  const database = await openTestDatabase();
+  const clock = createTestClock();
+  const app = await buildApp({ db: database.db, clock, publicPort: TEST_PORT, adminToken: ADMIN_TOKEN, logLevel: 'silent', ...options });
+  await app.ready();
+  const admin = caller(app, '/api/admin/v1', { authorization: `Bearer ${ADMIN_TOKEN}` });
+  const t: TestApp = {
+    app, db: database.db, clock, admin,
+    given: undefined as unknown as Given,
+    server: (env, secretKey = env.secretKey) => caller(app, '/api/server/v1', { authorization: `Bearer ${secretKey}` }),
+    client: (env, auth = {}) => caller(app, '/_svc', {
+      host: env.frontendHost,
+      ...(auth.token && { authorization: `Bearer ${auth.token}` }),
+      ...(auth.cookie && { cookie: `__session=${auth.cookie}` }),
+      ...(auth.origin && { origin: auth.origin }),
+    }),
+    outbox: async (env, to) => (await admin.get(`/environments/${env.id}/outbox?to=${encodeURIComponent(to)}`)).json().items,
+    close: async () => { await app.close(); await database.close(); },
+  };
+  t.given = createGiven(t);
+  return t;
+}
