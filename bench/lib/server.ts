@@ -1,0 +1,80 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { stopChild, track } from './children.js';
+
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface RunningServer {
+  name: string;
+  url: string;
+  port: number;
+  child: ChildProcess;
+  /** The last lines the process printed (stdout and stderr). */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/** A port that was free a moment ago (bind to 0, read it, release it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface StartOptions {
+  name: string;
+  /** A TypeScript entry point relative to the repository root, run as `node --import tsx <script>`. */
+  script: string;
+  env: Record<string, string>;
+  readyPath?: string;
+  timeoutMs?: number;
+}
+
+/**
+ * Starts a server script as a child process on a free port (PORT and HOST=127.0.0.1 are set) and waits
+ * until `readyPath` answers 200. `node --import tsx` (not the tsx CLI) keeps it one process, so the pid
+ * we signal is the server itself.
+ */
+export async function startServer({ name, script, env, readyPath = '/readyz', timeoutMs = 30_000 }: StartOptions): Promise<RunningServer> {
+  const port = await freePort();
+  const child = track(spawn(process.execPath, ['--import', 'tsx', script], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  }));
+  const lines: string[] = [];
+  const keep = (chunk: Buffer) => {
+    lines.push(...chunk.toString().split('\n').filter(Boolean));
+    if (lines.length > 60) lines.splice(0, lines.length - 60);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', (chunk: Buffer) => {
+    keep(chunk);
+    process.stderr.write(chunk.toString().replace(/^(?=.)/gm, `[${name}] `));
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const server: RunningServer = { name, url, port, child, output: () => lines.join('\n'), stop: () => stopChild(child) };
+
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${server.output()}`);
+    }
+    try {
+      const res = await fetch(url + readyPath, { signal: AbortSignal.timeout(1000) });
+      if (res.ok) return server;
+    } catch { /* not listening yet */ }
+    if (Date.now() > deadline) {
+      await server.stop();
+      throw new Error(`${name} was not ready on ${url}${readyPath} within ${timeoutMs} ms:\n${server.output()}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

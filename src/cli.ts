@@ -1,0 +1,105 @@
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { createEnvironmentsService } from './environments/service.js';
+import { systemClock } from './platform/clock.js';
+import { openDatabase, type Database } from './platform/db/database.js';
+import { lockDataDir } from './platform/db/data-dir-lock.js';
+import { migrate } from './platform/db/migrate.js';
+import { createOutboxStore } from './platform/mail/outbox-store.js';
+import { ProblemError } from './platform/http/problem.js';
+
+const USAGE = `Usage: gatehouse <command>
+
+  env create --name NAME [--frontend-host HOST]   create an environment; prints JSON with id, secretKey, frontendHost
+  env list                                        list environments (JSON)
+  env settings ID JSON                            deep-merge settings into an environment, e.g. '{"signUpUrl":"https://app.example.com/sign-up"}'
+  keys create ENV_ID                              issue another secret key (JSON with id, secretKey)
+  keys revoke KEY_ID                              revoke a secret key; it stops working at once
+  outbox ENV_ID [--to EMAIL]                      mail kept in the outbox (no GATEHOUSE_SMTP_URL), newest first
+  migrate                                         apply pending database migrations
+
+Storage comes from the same variables as the server: DATABASE_URL, else the embedded database in
+GATEHOUSE_DATA_DIR (default ./data). The embedded database serves one process at a time: stop the
+server before using the CLI on it, or use the admin API (GATEHOUSE_ADMIN_TOKEN) while it runs.`;
+
+class UsageError extends Error {}
+
+const print = (value: unknown) => console.log(JSON.stringify(value, null, 2));
+
+async function withDatabase<T>(config: Config, fn: (database: Database) => Promise<T>): Promise<T> {
+  const unlock = config.databaseUrl ? () => {} : lockDataDir(config.dataDir);
+  try {
+    const database = await openDatabase(config.databaseUrl ? { url: config.databaseUrl } : { dataDir: config.dataDir });
+    try {
+      const ran = await migrate(database.db);
+      if (ran.length > 0) console.error(`Applied migrations: ${ran.join(', ')}`);
+      return await fn(database);
+    } finally {
+      await database.close();
+    }
+  } finally {
+    unlock();
+  }
+}
+
+function parseJson(text: string | undefined, what: string) {
+  if (!text) throw new UsageError(`Missing ${what}.`);
+  try { return JSON.parse(text); } catch { throw new UsageError(`${what} is not valid JSON: ${text}`); }
+}
+
+async function run(argv: string[]) {
+  const { positionals, values } = parseArgs({
+    args: argv, allowPositionals: true, strict: true,
+    options: { name: { type: 'string' }, 'frontend-host': { type: 'string' }, to: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+  });
+  const [group, action, ...rest] = positionals;
+  if (values.help || !group) return console.log(USAGE);
+  const config = loadConfig();
+  const command = group === 'migrate' || group === 'outbox' ? group : `${group} ${action ?? ''}`.trim();
+
+  await withDatabase(config, async ({ db }) => {
+    const environments = createEnvironmentsService({ db, clock: systemClock, defaultFrontendPort: config.port });
+    switch (command) {
+      case 'migrate':
+        return console.error('Database is up to date.');
+      case 'env create':
+        if (!values.name) throw new UsageError('env create needs --name NAME.');
+        return print(await environments.create({ name: values.name, frontendHost: values['frontend-host'] }));
+      case 'env list':
+        return print(await environments.list());
+      case 'env settings':
+        if (!rest[0]) throw new UsageError('env settings needs ID and JSON.');
+        return print(await environments.update(rest[0], { settings: parseJson(rest[1], 'settings JSON') }));
+      case 'keys create':
+        if (!rest[0]) throw new UsageError('keys create needs ENV_ID.');
+        return print(await environments.createSecretKey(rest[0]));
+      case 'keys revoke':
+        if (!rest[0]) throw new UsageError('keys revoke needs KEY_ID.');
+        await environments.revokeSecretKey(rest[0]);
+        return console.error(`Revoked key ${rest[0]}.`);
+      case 'outbox':
+        if (!action) throw new UsageError('outbox needs ENV_ID.');
+        await environments.get(action);
+        return print(await createOutboxStore(db).list(action, values.to));
+      default:
+        throw new UsageError(`Unknown command "${positionals.join(' ')}".`);
+    }
+  });
+}
+
+run(process.argv.slice(2)).catch((err: unknown) => {
+  if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    console.error(`${(err as Error).message}\n\n${USAGE}`);
+    process.exit(64);
+  }
+  if (err instanceof ProblemError) {
+    console.error(`${err.detail}${err.extra.errors ? `\n${JSON.stringify(err.extra.errors, null, 2)}` : ''}`);
+    process.exit(1);
+  }
+  if (err instanceof ConfigError) {
+    console.error(err.message);
+    process.exit(2);
+  }
+  console.error((err as Error).message);
+  process.exit(1);
+});

@@ -1,0 +1,155 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+/** Real server processes for tests that need more than app.inject: several processes, signals, stdout. */
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const TSX = `${ROOT}node_modules/.bin/tsx`;
+
+/** A port that was free a moment ago (the OS picks it; the listener is closed before returning). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+export interface Exit { code: number | null; signal: NodeJS.Signals | null }
+
+export interface ServerProcess {
+  port: number;
+  pid: number;
+  /** Everything the process wrote so far. */
+  stdout(): string;
+  stderr(): string;
+  /** Settles when the process has exited. */
+  exited: Promise<Exit>;
+  /** Resolves once stdout contains the text; rejects after the timeout or if the process exits first. */
+  waitForOutput(text: string, timeoutMs?: number): Promise<void>;
+  /** Sends a signal to the started process only (tsx relays it to the node process it runs), as `kill <pid>` would. */
+  signal(signal: NodeJS.Signals): void;
+  /** SIGTERM, then SIGKILL to the whole process group if it has not exited within the timeout. */
+  stop(timeoutMs?: number): Promise<Exit>;
+}
+
+const running = new Set<ChildProcess>();
+// Safety net: a test runner that exits without afterAll must not leave servers behind.
+process.once('exit', () => { for (const child of running) killGroup(child, 'SIGKILL'); });
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals) {
+  try { process.kill(-child.pid!, signal); } catch { /* already gone */ }
+}
+
+/** Variables of the test runner that would change the server's behaviour are dropped; `env` is added on top. */
+function serverEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) =>
+    !/^(GATEHOUSE_|DATABASE_URL$|PORT$|HOST$|LOG_LEVEL$|TEST_DATABASE_URL$)/.test(k)));
+  return { ...base, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env };
+}
+
+/**
+ * Starts `tsx src/main.ts` (what `npm start` runs) on a free port and waits until GET /readyz answers 200.
+ * The process leads its own process group so that stop() can kill tsx and its node child together.
+ */
+export async function spawnServer(options: { env?: Record<string, string>; port?: number; readyTimeoutMs?: number } = {}): Promise<ServerProcess> {
+  const port = options.port ?? await freePort();
+  const child = spawn(TSX, ['src/main.ts'], {
+    cwd: ROOT, env: serverEnv({ PORT: String(port), ...options.env }), detached: true, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  let out = '';
+  let err = '';
+  const outputWaiters = new Set<() => void>();
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => { out += chunk; for (const w of outputWaiters) w(); });
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => { err += chunk; });
+  const exited = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => {
+    running.delete(child);
+    resolve({ code, signal });
+  }));
+  let hasExited = false;
+  void exited.then(() => { hasExited = true; for (const w of outputWaiters) w(); });
+
+  const server: ServerProcess = {
+    port, pid: child.pid!, exited,
+    stdout: () => out,
+    stderr: () => err,
+    waitForOutput: (text, timeoutMs = 10_000) => new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => done(new Error(`no "${text}" on stdout within ${timeoutMs} ms:\n${out}\n${err}`)), timeoutMs);
+      const check = () => {
+        if (out.includes(text)) done();
+        else if (hasExited) done(new Error(`exited before printing "${text}":\n${out}\n${err}`));
+      };
+      function done(error?: Error) {
+        clearTimeout(timer);
+        outputWaiters.delete(check);
+        if (error) reject(error); else resolve();
+      }
+      outputWaiters.add(check);
+      check();
+    }),
+    signal: (signal) => { child.kill(signal); },
+    async stop(timeoutMs = 5_000) {
+      if (hasExited) return exited;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => killGroup(child, 'SIGKILL'), timeoutMs);
+      const exit = await exited;
+      clearTimeout(timer);
+      killGroup(child, 'SIGKILL'); // the node child of tsx, should it outlive its parent
+      return exit;
+    },
+  };
+
+  try {
+    await waitForReady(port, options.readyTimeoutMs ?? 30_000, () => hasExited);
+  } catch (error) {
+    await server.stop();
+    throw new Error(`${(error as Error).message}\nstdout:\n${out}\nstderr:\n${err}`);
+  }
+  return server;
+}
+
+/** Polls GET /readyz until it answers 200, within a bounded time. */
+async function waitForReady(port: number, timeoutMs: number, hasExited: () => boolean) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (hasExited()) throw new Error('the server exited before it was ready');
+    const status = await httpRequest(port, { path: '/readyz' }).then((r) => r.status, () => 0);
+    if (status === 200) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`GET /readyz did not answer 200 within ${timeoutMs} ms`);
+}
+
+export interface HttpResponse { status: number; headers: http.IncomingHttpHeaders; body: string; json(): any }
+
+export interface HttpRequestOptions {
+  method?: string;
+  path: string;
+  /** Sent as the Host header (fetch cannot set Host; the client plane is chosen by it). */
+  host?: string;
+  headers?: Record<string, string>;
+  body?: unknown;
+  agent?: http.Agent | false;
+}
+
+/** One HTTP request to 127.0.0.1:<port> with node:http, so the Host header can be chosen. */
+export function httpRequest(port: number, options: HttpRequestOptions): Promise<HttpResponse> {
+  const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
+  const headers: Record<string, string> = {
+    ...(options.host && { host: options.host }),
+    ...(payload !== undefined && { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }),
+    ...options.headers,
+  };
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method: options.method ?? 'GET', path: options.path, headers, agent: options.agent ?? false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => { body += chunk; }).on('error', reject).on('end', () =>
+        resolve({ status: res.statusCode!, headers: res.headers, body, json: () => JSON.parse(body) }));
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}

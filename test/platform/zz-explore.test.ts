@@ -1,0 +1,41 @@
+import { afterAll, beforeAll, it } from 'vitest';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+
+let t: TestApp;
+beforeAll(async () => { t = await startTestApp(); });
+afterAll(() => t.close());
+const show = (label: string, r: any) => console.log(label, r.statusCode, JSON.stringify(r.headers), r.body.slice(0, 300));
+
+it('explore', async () => {
+  const env = await t.given.environment();
+  const s = t.server(env);
+  show('origins', await s.put('/allowed-origins', { origins: ['https://app.example.com'] }));
+  show('cors', await t.client(env, { origin: 'https://app.example.com' }).post('/auth/sign-in', { email: 'x@y.com', password: 'whatever1' }));
+  show('corsforeign', await t.client(env, { origin: 'https://evil.com' }).get('/me'));
+  show('preflight', await t.app.inject({ method: 'OPTIONS', url: '/_svc/auth/sign-in', headers: { host: env.frontendHost, origin: 'https://app.example.com', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } }));
+  show('preflight-foreign', await t.app.inject({ method: 'OPTIONS', url: '/_svc/auth/sign-in', headers: { host: env.frontendHost, origin: 'https://evil.com', 'access-control-request-method': 'POST' } }));
+  show('preflight-me', await t.app.inject({ method: 'OPTIONS', url: '/_svc/me', headers: { host: env.frontendHost, origin: 'https://app.example.com', 'access-control-request-method': 'PATCH' } }));
+  show('cors-me', await t.client(env, { origin: 'https://app.example.com' }).get('/me'));
+  show('cors-signup', await t.client(env, { origin: 'https://app.example.com' }).post('/auth/sign-up', { email: 'a@example.com', password: 'a long enough password 1' }));
+  show('outbox', await t.admin.get(`/environments/${env.id}/outbox?to=a@example.com`));
+  show('outboxall', await t.admin.get(`/environments/${env.id}/outbox`));
+  show('outboxbad', await t.admin.get(`/environments/${env.id}/outbox?to=notanemail`));
+  show('noauth', await t.app.inject({ method: 'GET', url: `/api/admin/v1/environments/${env.id}` }));
+  show('server-noauth', await t.app.inject({ method: 'GET', url: `/api/server/v1/allowed-origins` }));
+  show('server-unknown-noauth', await t.app.inject({ method: 'GET', url: `/api/server/v1/nope` }));
+  show('unknownhost', await t.app.inject({ method: 'GET', url: `/_svc/me`, headers: { host: 'nope.localhost:3000' } }));
+  show('head', await t.app.inject({ method: 'HEAD', url: `/healthz` }));
+  show('405', await t.app.inject({ method: 'PUT', url: `/healthz` }));
+  show('delete-with-body-ct', await t.admin.delete(`/secret-keys/${env.id}`, { headers: { 'content-type': 'application/json' } }));
+  show('post-no-ct-no-body', await t.admin.post(`/environments/${env.id}/secret-keys`));
+  show('post-json-ct-no-body', await t.admin.post(`/environments/${env.id}/secret-keys`, undefined, { headers: { 'content-type': 'application/json' } }));
+  show('json charset', await s.post('/users', JSON.stringify({ email: 'q@example.com', password: 'a long enough password 1' }), { headers: { 'content-type': 'application/json; charset=utf-8' } }));
+  show('form', await s.post('/users', 'email=a', { headers: { 'content-type': 'application/x-www-form-urlencoded' } }));
+  show('xml', await s.post('/users', '<a/>', { headers: { 'content-type': 'application/xml' } }));
+  show('proto', await s.post('/users', '{"__proto__":{"x":1}}', { headers: { 'content-type': 'application/json' } }));
+  show('limit', await s.get('/users?limit=0'));
+  show('cursor', await s.get('/users?cursor=abc'));
+  show('unknown query', await s.get('/users?bogus=1'));
+  show('creds', await t.admin.post('/environments', { name: 'dup', frontendHost: 'dup.example.com' }));
+  show('creds', await t.admin.post('/environments', { name: 'dup2', frontendHost: 'DUP.example.com' }));
+});
