@@ -1,0 +1,48 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface Row {
+  name: string;
+  /** Requests (or hashes) per second. */
+  rate: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** Non-2xx responses plus socket errors and timeouts; null where it does not apply. */
+  non2xx: number | null;
+}
+
+export interface Ratio {
+  name: string;
+  value: number;
+  aim: number;
+}
+
+const fmtRate = (n: number) => Math.round(n).toLocaleString('en-US');
+const fmtMs = (n: number) => (n >= 100 ? n.toFixed(0) : n.toFixed(1));
+
+export function markdownTable(rows: Row[]): string {
+  const lines = [
+    '| Benchmark | Requests/s | p50 ms | p99 ms | Non-2xx |',
+    '|---|---:|---:|---:|---:|',
+    ...rows.map((r) => `| ${r.name} | ${fmtRate(r.rate)} | ${fmtMs(r.p50Ms)} | ${fmtMs(r.p99Ms)} | ${r.non2xx === null ? '–' : r.non2xx} |`),
+  ];
+  return lines.join('\n');
+}
+
+export function markdownRatios(ratios: Ratio[]): string {
+  return [
+    '| Ratio | Value | Aim | |',
+    '|---|---:|---:|---|',
+    ...ratios.map((r) => `| ${r.name} | ${r.value.toFixed(2)} | ≥ ${r.aim.toFixed(2)} | ${r.value >= r.aim ? 'met' : '**below aim**'} |`),
+  ].join('\n');
+}
+
+/** Writes `<bench>-<timestamp>.json` under BENCH_RESULTS_DIR (default: <os tmpdir>/gatehouse-bench). */
+export async function writeResults(bench: string, data: unknown): Promise<string> {
+  const dir = process.env.BENCH_RESULTS_DIR || join(tmpdir(), 'gatehouse-bench');
+  await mkdir(dir, { recursive: true });
+  const file = join(dir, `${bench}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  await writeFile(file, JSON.stringify(data, null, 2) + '\n');
+  return file;
+}
