@@ -24,6 +24,8 @@ server before using the CLI on it, or use the admin API (GATEHOUSE_ADMIN_TOKEN) 
 
 class UsageError extends Error {}
 
+const COMMANDS = new Set(['env create', 'env list', 'env settings', 'keys create', 'keys revoke', 'outbox', 'migrate']);
+
 const print = (value: unknown) => console.log(JSON.stringify(value, null, 2));
 
 async function withDatabase<T>(config: Config, fn: (database: Database) => Promise<T>): Promise<T> {
@@ -56,6 +58,7 @@ async function run(argv: string[]) {
   if (values.help || !group) return console.log(USAGE);
   const config = loadConfig();
   const command = group === 'migrate' || group === 'outbox' ? group : `${group} ${action ?? ''}`.trim();
+  if (!COMMANDS.has(command)) throw new UsageError(`Unknown command "${positionals.join(' ')}".`);
 
   await withDatabase(config, async ({ db }) => {
     const environments = createEnvironmentsService({ db, clock: systemClock, defaultFrontendPort: config.port });
@@ -81,8 +84,6 @@ async function run(argv: string[]) {
         if (!action) throw new UsageError('outbox needs ENV_ID.');
         await environments.get(action);
         return print(await createOutboxStore(db).list(action, values.to));
-      default:
-        throw new UsageError(`Unknown command "${positionals.join(' ')}".`);
     }
   });
 }

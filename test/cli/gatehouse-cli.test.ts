@@ -1,0 +1,84 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+
+describe('the gatehouse operator CLI', () => {
+  let dataDir: string;
+  beforeAll(async () => { dataDir = await mkdtemp(join(tmpdir(), 'gatehouse-cli-')); });
+  afterAll(() => rm(dataDir, { recursive: true, force: true }));
+
+  const gatehouse = async (...args: string[]) => {
+    try {
+      const { stdout, stderr } = await run('node', ['bin/gatehouse.js', ...args], {
+        env: { ...process.env, GATEHOUSE_DATA_DIR: dataDir, DATABASE_URL: '', PORT: '4321' },
+      });
+      return { code: 0, stdout, stderr };
+    } catch (err) {
+      const e = err as { code: number; stdout: string; stderr: string };
+      return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+    }
+  };
+
+  it('creates an environment and prints JSON with its id, secret key and frontend host', async () => {
+    const res = await gatehouse('env', 'create', '--name', 'Staging EU', '--frontend-host', 'staging.example.test');
+    expect(res.code).toBe(0);
+    const env = JSON.parse(res.stdout);
+    expect(env).toMatchObject({ name: 'Staging EU', frontendHost: 'staging.example.test' });
+    expect(env.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(env.secretKey).toMatch(/^sk_[A-Za-z0-9_-]{43}$/);
+
+    const list = await gatehouse('env', 'list');
+    expect(list.code).toBe(0);
+    const listed = JSON.parse(list.stdout);
+    expect(listed.map((e: { id: string }) => e.id)).toContain(env.id);
+    expect(list.stdout).not.toContain('sk_');
+  });
+
+  it('deep-merges settings, and refuses invalid settings with the reason and exit code 1', async () => {
+    const env = JSON.parse((await gatehouse('env', 'create', '--name', 'settings-test')).stdout);
+    const ok = await gatehouse('env', 'settings', env.id, '{"lockout":{"maxFailedAttempts":5}}');
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout).settings.lockout).toEqual({ maxFailedAttempts: 5, coolDownSeconds: 3600, ipMaxFailures: 100, ipWindowSeconds: 900 });
+
+    const bad = await gatehouse('env', 'settings', env.id, '{"passwordPolicy":{"minLength":4}}');
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('/settings/passwordPolicy/minLength');
+  });
+
+  it('issues and revokes secret keys', async () => {
+    const env = JSON.parse((await gatehouse('env', 'create', '--name', 'keys-test')).stdout);
+    const created = await gatehouse('keys', 'create', env.id);
+    expect(created.code).toBe(0);
+    const key = JSON.parse(created.stdout);
+    expect(key.secretKey).toMatch(/^sk_/);
+    const revoked = await gatehouse('keys', 'revoke', key.id);
+    expect(revoked.code).toBe(0);
+    expect(revoked.stderr).toContain(`Revoked key ${key.id}`);
+    const again = await gatehouse('keys', 'revoke', '01900000-0000-7000-8000-000000000000');
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('No secret key with this id.');
+  });
+
+  it('prints usage and exits 64 for an unknown command', async () => {
+    const res = await gatehouse('env', 'explode');
+    expect(res.code).toBe(64);
+    expect(res.stderr).toContain('Unknown command "env explode"');
+    expect(res.stderr).toContain('Usage: gatehouse <command>');
+  });
+
+  it('refuses to open an embedded data directory that a live process holds', async () => {
+    await writeFile(join(dataDir, 'gatehouse.pid'), String(process.pid));
+    try {
+      const res = await gatehouse('env', 'list');
+      expect(res.code).toBe(1);
+      expect(res.stderr).toContain(`Another Gatehouse process (pid ${process.pid}) is using`);
+    } finally {
+      await rm(join(dataDir, 'gatehouse.pid'), { force: true });
+    }
+  });
+});
