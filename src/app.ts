@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import cookie from '@fastify/cookie';
-import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
@@ -14,7 +13,7 @@ import type { Clock } from './platform/clock.js';
 import type { Db } from './platform/db/database.js';
 import { registerMetrics } from './platform/http/metrics.js';
 import { adminPlane, clientPlane, decorateRequests, serverPlane } from './platform/http/planes.js';
-import { registerProblemHandlers } from './platform/http/problem.js';
+import { ProblemError, registerProblemHandlers, replyWithProblem } from './platform/http/problem.js';
 import { createMailer, type Mailer } from './platform/mail/mailer.js';
 import { createOutboxStore } from './platform/mail/outbox-store.js';
 import { createRateLimiter } from './platform/rate-limit.js';
@@ -33,6 +32,8 @@ export interface AppOptions {
   mailFrom?: string;
   trustedProxies?: string[];
   logLevel?: string;
+  /** Where log lines go (default stdout); tests capture them. */
+  logStream?: { write(line: string): void };
 }
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -41,13 +42,17 @@ export const BODY_LIMIT_BYTES = 64 * 1024;
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { db, clock } = options;
   const app = Fastify({
-    logger: { level: options.logLevel ?? 'info', redact: ['req.headers.authorization', 'req.headers.cookie'] },
+    logger: { level: options.logLevel ?? 'info', redact: ['req.headers.authorization', 'req.headers.cookie'], ...(options.logStream && { stream: options.logStream }) },
     genReqId: () => randomUUID(),
     trustProxy: options.trustedProxies?.length ? options.trustedProxies : false,
     bodyLimit: BODY_LIMIT_BYTES,
     forceCloseConnections: 'idle',
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: true } },
+    // Errors raised before routing (a badly encoded URL) are problem+json too.
+    frameworkErrors: replyWithProblem,
   });
+  // Bodies are JSON only: a text/plain body is 415, not a string that fails validation.
+  app.removeContentTypeParser('text/plain');
 
   const mailer = createMailer({ db, clock, log: app.log, smtpUrl: options.smtpUrl, from: options.mailFrom ?? 'Gatehouse <no-reply@gatehouse.localhost>' });
   const environments = createEnvironmentsService({ db, clock, defaultFrontendPort: options.publicPort });
@@ -65,14 +70,27 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     openapi: {
       openapi: '3.1.0',
       info: { title: 'Gatehouse', version: '1.0.0', description: 'Self-hostable identity service: Server API, client plane and admin plane.' },
-      components: { securitySchemes: { secretKey: { type: 'http', scheme: 'bearer', description: 'The environment secret key (sk_...).' } } },
+      components: { securitySchemes: {
+        secretKey: { type: 'http', scheme: 'bearer', description: 'The environment secret key (sk_...).' },
+        adminToken: { type: 'http', scheme: 'bearer', description: 'GATEHOUSE_ADMIN_TOKEN.' },
+      } },
+    },
+    // Each plane's auth lives in its hook, so the document states it per route prefix.
+    transform: ({ schema, url }) => {
+      const security = url.startsWith('/api/server/') ? [{ secretKey: [] }] : url.startsWith('/api/admin/') ? [{ adminToken: [] }] : undefined;
+      return { schema: schema && security ? { ...schema, security } : schema, url };
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
-  app.get('/readyz', { schema: { hide: true } }, async () => {
-    await sql`select 1`.execute(db);
+  app.get('/readyz', { schema: { hide: true } }, async (request) => {
+    try {
+      await sql`select 1`.execute(db);
+    } catch (err) {
+      request.log.warn({ err: { message: (err as Error).message } }, 'readiness check failed');
+      throw new ProblemError(503, 'unavailable', 'The database is not reachable.', {}, { 'Retry-After': '1' });
+    }
     return { status: 'ready' };
   });
 
@@ -86,16 +104,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       resolveEnvironment: (host) => environments.findByHost(host),
       authenticateSession: (environmentId, token) => sessions.authenticate(environmentId, token),
       publicRoutes: [
-        async (scope) => {
-          await scope.register(cors, {
-            delegator: (req, callback) => {
-              const origin = req.headers.origin;
-              const env = (req as FastifyRequest).clientEnvironment;
-              const allowed = origin !== undefined && env !== null && env.allowedOrigins.includes(origin);
-              callback(null, { origin: allowed ? origin : false, credentials: true, maxAge: 600, methods: ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'] });
-            },
-          });
-        },
         authPublicRoutes(auth, settingsOf),
       ],
       sessionRoutes: [usersClientRoutes(users), sessionsClientRoutes(sessions), authSessionRoutes(sessions)],

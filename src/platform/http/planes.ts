@@ -1,3 +1,4 @@
+import cors from '@fastify/cors';
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { ProblemError } from './problem.js';
 
@@ -107,6 +108,16 @@ export function clientPlane(deps: ClientPlaneDeps): FastifyPluginAsync {
       if (!SAFE_METHODS.has(request.method) && origin !== undefined && !allowedOriginsOf(env).has(origin)) {
         throw new ProblemError(403, 'forbidden', `Origin ${origin} is not allowed for this environment.`);
       }
+    });
+    // CORS with credentials for the environment's allowed origins only; registered after the hook above
+    // so the environment is known, and at this level so it covers every client route and the preflight.
+    await app.register(cors, {
+      delegator: (request, callback) => {
+        const origin = request.headers.origin;
+        const env = (request as FastifyRequest).clientEnvironment;
+        const allowed = origin !== undefined && env !== null && env.allowedOrigins.includes(origin);
+        callback(null, { origin: allowed ? origin : false, credentials: true, maxAge: 600, methods: ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'] });
+      },
     });
     for (const plugin of deps.publicRoutes) await app.register(plugin);
     await app.register(async (signedIn) => {
