@@ -47,6 +47,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     trustProxy: options.trustedProxies?.length ? options.trustedProxies : false,
     bodyLimit: BODY_LIMIT_BYTES,
     forceCloseConnections: 'idle',
+    // During a drain, finish requests that arrive on open keep-alive connections instead of a non-problem 503.
+    return503OnClosing: false,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: true } },
     // Errors raised before routing (a badly encoded URL) are problem+json too.
     frameworkErrors: replyWithProblem,

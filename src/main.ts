@@ -1,12 +1,15 @@
+import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createEnvironmentsService } from './environments/service.js';
 import { systemClock } from './platform/clock.js';
-import { openDatabase } from './platform/db/database.js';
+import { openDatabase, transactionWithLock, type Db } from './platform/db/database.js';
+import { lockDataDir } from './platform/db/data-dir-lock.js';
 import { migrate } from './platform/db/migrate.js';
 
 async function main() {
   const config = loadConfig();
+  const unlockDataDir = config.databaseUrl ? () => {} : lockDataDir(config.dataDir);
   const database = await openDatabase(config.databaseUrl ? { url: config.databaseUrl } : { dataDir: config.dataDir });
   await migrate(database.db);
   await bootstrapFirstEnvironment(database.db, config.port);
@@ -20,8 +23,9 @@ async function main() {
     if (closing) return;
     closing = true;
     app.log.info({ signal }, 'draining in-flight requests');
-    await app.close();
+    await drain(app);
     await database.close();
+    unlockDataDir();
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
@@ -31,11 +35,41 @@ async function main() {
   console.log(`Gatehouse listening on http://${config.host}:${config.port} with ${storage}. API reference: /docs`);
 }
 
-/** With no environment yet, creates `development` and prints its secret key once. */
-async function bootstrapFirstEnvironment(db: Parameters<typeof createEnvironmentsService>[0]['db'], port: number) {
-  const environments = createEnvironmentsService({ db, clock: systemClock, defaultFrontendPort: port });
-  if ((await environments.count()) > 0) return;
-  const env = await environments.create({ name: 'development' });
+/** How long in-flight requests get to finish after SIGTERM before their connections are cut. */
+const DRAIN_TIMEOUT_MS = 10_000;
+
+/**
+ * Stops accepting connections and waits for in-flight requests to finish. Fastify closes the connections
+ * that are idle when the drain starts; a keep-alive connection whose request finishes during the drain
+ * would otherwise hold the process open until the client drops it or keepAliveTimeout passes (72 s).
+ */
+async function drain(app: FastifyInstance) {
+  const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
+  const deadline = setTimeout(() => {
+    app.log.warn({ afterMs: DRAIN_TIMEOUT_MS }, 'drain timed out; closing the remaining connections');
+    app.server.closeAllConnections();
+  }, DRAIN_TIMEOUT_MS);
+  try {
+    await app.close();
+  } finally {
+    clearInterval(sweep);
+    clearTimeout(deadline);
+  }
+}
+
+// Any constant works; it only has to be the same in every process sharing the database.
+const BOOTSTRAP_LOCK = 7_262_2027;
+
+/**
+ * With no environment yet, creates `development` and prints its secret key once. Processes that start
+ * together on an empty database take turns under an advisory lock, so exactly one of them creates it.
+ */
+async function bootstrapFirstEnvironment(db: Db, port: number) {
+  const env = await transactionWithLock(db, BOOTSTRAP_LOCK, async (trx) => {
+    const environments = createEnvironmentsService({ db: trx, clock: systemClock, defaultFrontendPort: port });
+    return (await environments.count()) > 0 ? undefined : environments.create({ name: 'development' });
+  });
+  if (!env) return;
   console.log([
     '',
     'Created the first environment, "development". The secret key is shown only now; keep it safe:',

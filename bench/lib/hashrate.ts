@@ -8,6 +8,8 @@ export interface HashRateResult {
   seconds: number;
   p50Ms: number;
   p99Ms: number;
+  /** CPU (all threads of this process) per hash. */
+  cpuMsPerHash: number;
 }
 
 const percentile = (sorted: number[], p: number) =>
@@ -21,6 +23,7 @@ const percentile = (sorted: number[], p: number) =>
 export async function measureHashRate({ seconds, concurrency }: { seconds: number; concurrency: number }): Promise<HashRateResult> {
   await hashPassword('warm-up-password'); // loads the native module
   const latencies: number[] = [];
+  const cpuBefore = process.cpuUsage();
   const started = performance.now();
   const deadline = started + seconds * 1000;
   let n = 0;
@@ -33,6 +36,7 @@ export async function measureHashRate({ seconds, concurrency }: { seconds: numbe
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
   const elapsed = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
   latencies.sort((a, b) => a - b);
   return {
     name: `argon2id hash (concurrency ${concurrency})`,
@@ -42,5 +46,6 @@ export async function measureHashRate({ seconds, concurrency }: { seconds: numbe
     seconds: elapsed,
     p50Ms: percentile(latencies, 50),
     p99Ms: percentile(latencies, 99),
+    cpuMsPerHash: (cpu.user + cpu.system) / 1000 / Math.max(1, latencies.length),
   };
 }

@@ -17,6 +17,8 @@ export interface LoadOptions {
   durationSeconds: number;
   /** A discarded run first, so JIT, connection pools and caches are warm (0 to skip). */
   warmupSeconds?: number;
+  /** Runs after the warm-up, right before the measured load (e.g. to sample CPU counters). */
+  beforeMeasure?: () => Promise<void>;
 }
 
 export interface LoadResult {
@@ -62,6 +64,7 @@ function once(options: LoadOptions, durationSeconds: number) {
 /** Runs autocannon against a listening server for a fixed duration. */
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   if (options.warmupSeconds && options.warmupSeconds > 0) await once(options, options.warmupSeconds).instance;
+  await options.beforeMeasure?.();
   const { instance, statuses } = once(options, options.durationSeconds);
   const result = await instance;
   return {

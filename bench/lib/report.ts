@@ -10,31 +10,39 @@ export interface Row {
   p99Ms: number;
   /** Non-2xx responses plus socket errors and timeouts; null where it does not apply. */
   non2xx: number | null;
+  /** CPU ms per request of the server process, and of the PostgreSQL backends; null when unknown. */
+  serverCpuMs: number | null;
+  postgresCpuMs: number | null;
 }
 
 export interface Ratio {
   name: string;
   value: number;
   aim: number;
+  /** The same ratio estimated from CPU time per request (cheap / costly), robust to a busy machine. */
+  cpuValue: number | null;
 }
 
 const fmtRate = (n: number) => Math.round(n).toLocaleString('en-US');
 const fmtMs = (n: number) => (n >= 100 ? n.toFixed(0) : n.toFixed(1));
+const fmtCpu = (n: number | null) => (n === null ? '–' : n >= 10 ? n.toFixed(1) : n.toFixed(2));
 
 export function markdownTable(rows: Row[]): string {
   const lines = [
-    '| Benchmark | Requests/s | p50 ms | p99 ms | Non-2xx |',
-    '|---|---:|---:|---:|---:|',
-    ...rows.map((r) => `| ${r.name} | ${fmtRate(r.rate)} | ${fmtMs(r.p50Ms)} | ${fmtMs(r.p99Ms)} | ${r.non2xx === null ? '–' : r.non2xx} |`),
+    '| Benchmark | Requests/s | p50 ms | p99 ms | Non-2xx | CPU ms/req: server | CPU ms/req: PostgreSQL |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+    ...rows.map((r) => `| ${r.name} | ${fmtRate(r.rate)} | ${fmtMs(r.p50Ms)} | ${fmtMs(r.p99Ms)} | ${r.non2xx === null ? '–' : r.non2xx} `
+      + `| ${fmtCpu(r.serverCpuMs)} | ${fmtCpu(r.postgresCpuMs)} |`),
   ];
   return lines.join('\n');
 }
 
 export function markdownRatios(ratios: Ratio[]): string {
   return [
-    '| Ratio | Value | Aim | |',
-    '|---|---:|---:|---|',
-    ...ratios.map((r) => `| ${r.name} | ${r.value.toFixed(2)} | ≥ ${r.aim.toFixed(2)} | ${r.value >= r.aim ? 'met' : '**below aim**'} |`),
+    '| Ratio | Requests/s ratio | Aim | | From CPU/req |',
+    '|---|---:|---:|---|---:|',
+    ...ratios.map((r) => `| ${r.name} | ${r.value.toFixed(2)} | ≥ ${r.aim.toFixed(2)} | ${r.value >= r.aim ? 'met' : '**below aim**'} `
+      + `| ${r.cpuValue === null ? '–' : r.cpuValue.toFixed(2)} |`),
   ].join('\n');
 }
 

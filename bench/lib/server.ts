@@ -33,6 +33,8 @@ export interface StartOptions {
   /** A TypeScript entry point relative to the repository root, run as `node --import tsx <script>`. */
   script: string;
   env: Record<string, string>;
+  /** Extra node flags before the script, e.g. ['--cpu-prof'] (not allowed in NODE_OPTIONS). */
+  nodeArgs?: string[];
   readyPath?: string;
   timeoutMs?: number;
 }
@@ -42,9 +44,9 @@ export interface StartOptions {
  * until `readyPath` answers 200. `node --import tsx` (not the tsx CLI) keeps it one process, so the pid
  * we signal is the server itself.
  */
-export async function startServer({ name, script, env, readyPath = '/readyz', timeoutMs = 30_000 }: StartOptions): Promise<RunningServer> {
+export async function startServer({ name, script, env, nodeArgs = [], readyPath = '/readyz', timeoutMs = 30_000 }: StartOptions): Promise<RunningServer> {
   const port = await freePort();
-  const child = track(spawn(process.execPath, ['--import', 'tsx', script], {
+  const child = track(spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],

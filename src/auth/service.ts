@@ -42,6 +42,13 @@ export function createAuthService({ db, clock, users, sessions, mailer, limiter 
     });
   }
 
+  const isLocked = (found: { lockedUntil: Date | null } | undefined) => found?.lockedUntil != null && found.lockedUntil > clock.now();
+
+  async function refuseThrottledIp(env: AuthEnvironment, ip: { bucket: string; limit: { max: number; windowSeconds: number } }) {
+    const result = await limiter.peek(env.id, ip.bucket, ip.limit);
+    if (!result.allowed) throw rateLimited(result.retryAfterSeconds);
+  }
+
   async function throttle(env: AuthEnvironment, bucket: string, limit: { max: number; windowSeconds: number }) {
     const result = await limiter.hit(env.id, bucket, limit);
     if (!result.allowed) throw rateLimited(result.retryAfterSeconds);
@@ -81,23 +88,26 @@ export function createAuthService({ db, clock, users, sessions, mailer, limiter 
      */
     async signIn(env: AuthEnvironment, body: SignInBody, origin: SessionOrigin & { ipAddress: string }) {
       const { lockout } = env.settings;
-      const ipLimit = { max: lockout.ipMaxFailures, windowSeconds: lockout.ipWindowSeconds };
-      const ipBucket = `sign_in_failures:ip:${origin.ipAddress}`;
-      const ip = await limiter.peek(env.id, ipBucket, ipLimit);
-      if (!ip.allowed) throw rateLimited(ip.retryAfterSeconds);
+      const ip = { bucket: `sign_in_failures:ip:${origin.ipAddress}`, limit: { max: lockout.ipMaxFailures, windowSeconds: lockout.ipWindowSeconds } };
+      await refuseThrottledIp(env, ip);
 
       const found = await users.findCredentials(env.id, body.email);
-      const locked = found?.lockedUntil != null && found.lockedUntil > clock.now();
+      const locked = isLocked(found);
       const passwordOk = await verifyPassword(found?.passwordHash, body.password);
       if (!found || locked || !passwordOk) {
         if (found && !locked) await users.recordFailedSignIn(env.id, found.user.id, lockout);
-        await limiter.hit(env.id, ipBucket, ipLimit);
+        await limiter.hit(env.id, ip.bucket, ip.limit);
         throw invalidCredentials();
       }
-      await users.resetFailedSignIns(env.id, found.user.id);
-      if (found.user.status === 'banned') throw userBanned();
-      if (found.user.registrationState === 'pending_email_verification') throw emailNotVerified();
-      return startSession(env, found.user, origin);
+      // Every guess of a concurrent burst passed the checks above before any of them was counted as a
+      // failure. Look again now that the hash has run, so a burst gets no more tries than one-by-one guessing.
+      await refuseThrottledIp(env, ip);
+      const current = await users.findCredentials(env.id, body.email);
+      if (!current || current.user.id !== found.user.id || isLocked(current)) throw invalidCredentials();
+      await users.resetFailedSignIns(env.id, current.user.id);
+      if (current.user.status === 'banned') throw userBanned();
+      if (current.user.registrationState === 'pending_email_verification') throw emailNotVerified();
+      return startSession(env, current.user, origin);
     },
   };
 }

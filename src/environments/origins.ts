@@ -1,15 +1,21 @@
+/** Schemes that run code or read local data when navigated to: never an origin, never a redirect target. */
+const DANGEROUS_SCHEMES = new Set(['javascript:', 'data:', 'vbscript:', 'file:', 'blob:', 'about:', 'filesystem:']);
+
+/** Exactly `scheme://host[:port]`: no path (not even "/"), query, fragment, credentials, wildcard or backslash. */
+const ORIGIN_SHAPE = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#@\\*\s]+$/;
+
 /**
  * Normalises a full origin (`scheme://host[:port]`), http or not (`capacitor://localhost`,
  * `chrome-extension://abc`). Returns undefined for anything that is not exactly an origin:
- * paths, queries, fragments, credentials, wildcards.
+ * paths, queries, fragments, credentials, wildcards, and schemes that run code (`javascript:`).
  */
 export function normalizeOrigin(input: string): string | undefined {
-  if (input.includes('*') || /\s/.test(input)) return undefined;
+  if (!ORIGIN_SHAPE.test(input)) return undefined;
   let url: URL;
   try { url = new URL(input); } catch { return undefined; }
-  if (!url.host || url.username || url.password || url.search || url.hash) return undefined;
+  if (!url.host || DANGEROUS_SCHEMES.has(url.protocol)) return undefined;
+  if (url.username || url.password || url.search || url.hash) return undefined;
   if (url.pathname !== '' && url.pathname !== '/') return undefined;
-  if (input.endsWith('/') || input.includes('?') || input.includes('#')) return undefined;
   return originOf(url);
 }
 
@@ -22,6 +28,13 @@ function originOf(url: URL): string {
 export function isAllowedRedirect(redirectUrl: string, allowedOrigins: string[]): boolean {
   let url: URL;
   try { url = new URL(redirectUrl); } catch { return false; }
-  if (!url.host || url.username || url.password) return false;
+  if (!url.host || url.username || url.password || DANGEROUS_SCHEMES.has(url.protocol)) return false;
   return allowedOrigins.includes(originOf(url));
+}
+
+/** An absolute URL with a host and a scheme that does not run code; for URLs the service links or redirects to. */
+export function isSafeAbsoluteUrl(value: string): boolean {
+  let url: URL;
+  try { url = new URL(value); } catch { return false; }
+  return url.host !== '' && !DANGEROUS_SCHEMES.has(url.protocol) && !url.username && !url.password;
 }

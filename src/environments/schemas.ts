@@ -32,7 +32,8 @@ export type Environment = Static<typeof Environment>;
 export const CreatedEnvironment = Type.Object({
   id: Uuid, name: Type.String(), frontendHost: Type.String(), settings: EnvironmentSettings, createdAt: DateTime,
   secretKey: Type.String({ description: 'Shown only in this response; only its hash is stored.' }),
-});
+  secretKeyId: Type.String({ format: 'uuid', description: 'Id of that first secret key, for DELETE /secret-keys/{keyId}.' }),
+}, { title: 'CreatedEnvironment' });
 export type CreatedEnvironment = Static<typeof CreatedEnvironment>;
 
 export const EnvironmentParams = Type.Object({ id: Uuid }, { additionalProperties: false });

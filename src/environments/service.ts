@@ -1,6 +1,6 @@
 import type { Clock } from '../platform/clock.js';
 import { constantTimeEqual, randomToken, sha256 } from '../platform/crypto/tokens.js';
-import type { Db } from '../platform/db/database.js';
+import { inTransaction, type Db } from '../platform/db/database.js';
 import { deepMerge, type JsonObject } from '../platform/json.js';
 import { environmentNotFound, frontendHostTaken, invalidOrigins, invalidSettings, secretKeyNotFound } from './errors.js';
 import { normalizeOrigin } from './origins.js';
@@ -10,8 +10,9 @@ import { createEnvironmentsStore, createSecretKeysStore, type EnvironmentRecord 
 
 export interface EnvironmentsDeps { db: Db; clock: Clock; defaultFrontendPort: number }
 
+/** A DNS label from a name: accents dropped (Zürich: zurich), lower-case ASCII letters, digits and inner hyphens, at most 40 characters. */
 const slugOf = (name: string) =>
-  name.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'env';
+  name.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').slice(0, 40).replace(/^-+|-+$/g, '') || 'env';
 
 const toPublic = ({ id, name, frontendHost, settings, createdAt }: EnvironmentRecord): Environment =>
   ({ id, name, frontendHost, settings, createdAt });
@@ -23,36 +24,41 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort }: En
   function validatedOverrides(current: JsonObject, patch: JsonObject | undefined): JsonObject {
     const overrides = patch ? deepMerge(current, patch) : current;
     const errors = settingsErrors(resolveSettings(overrides));
-    if (errors.length > 0) throw invalidSettings(errors);
+    // Settings arrive in a request body: name the paths the way request validation does.
+    if (errors.length > 0) throw invalidSettings(errors.map((e) => ({ ...e, path: `/body${e.path}` })));
     return overrides;
   }
 
-  async function issueKey(environmentId: string) {
+  async function issueKey(store: typeof keys, environmentId: string) {
     const secretKey = randomToken('sk_');
-    const key = await keys.insert(environmentId, sha256(secretKey), clock.now());
+    const key = await store.insert(environmentId, sha256(secretKey), clock.now());
     return { id: key.id, secretKey };
   }
 
   /** With no explicit host, `<slug>.localhost:<port>`, made unique with a suffix if another environment has it. */
-  async function insertWithDefaultHost(name: string, overrides: JsonObject) {
+  async function insertWithDefaultHost(store: typeof environments, name: string, overrides: JsonObject) {
     const base = slugOf(name);
     for (let attempt = 0; attempt < 5; attempt++) {
       const suffix = attempt === 0 ? '' : `-${randomToken('').slice(0, 6).toLowerCase().replace(/[^a-z0-9]/g, 'x')}`;
-      const created = await environments.insert({ name, frontendHost: `${base}${suffix}.localhost:${defaultFrontendPort}`, overrides }, clock.now());
+      const created = await store.insert({ name, frontendHost: `${base}${suffix}.localhost:${defaultFrontendPort}`, overrides }, clock.now());
       if (created) return created;
     }
     throw frontendHostTaken(`${base}.localhost:${defaultFrontendPort}`);
   }
 
   return {
-    async create(body: CreateEnvironmentBody): Promise<CreatedEnvironment> {
+    /** The environment and its first key land together or not at all. */
+    create(body: CreateEnvironmentBody): Promise<CreatedEnvironment> {
       const overrides = validatedOverrides({}, body.settings);
-      const env = body.frontendHost
-        ? await environments.insert({ name: body.name, frontendHost: body.frontendHost, overrides }, clock.now())
-        : await insertWithDefaultHost(body.name, overrides);
-      if (!env) throw frontendHostTaken(body.frontendHost!);
-      const { secretKey } = await issueKey(env.id);
-      return { ...toPublic(env), secretKey };
+      return inTransaction(db, async (trx) => {
+        const store = createEnvironmentsStore(trx);
+        const env = body.frontendHost
+          ? await store.insert({ name: body.name, frontendHost: body.frontendHost, overrides }, clock.now())
+          : await insertWithDefaultHost(store, body.name, overrides);
+        if (!env) throw frontendHostTaken(body.frontendHost!);
+        const key = await issueKey(createSecretKeysStore(trx), env.id);
+        return { ...toPublic(env), secretKey: key.secretKey, secretKeyId: key.id };
+      });
     },
     async get(id: string): Promise<Environment> {
       const env = await environments.find(id);
@@ -80,7 +86,7 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort }: En
 
     async createSecretKey(environmentId: string) {
       if (!(await environments.find(environmentId))) throw environmentNotFound();
-      return issueKey(environmentId);
+      return issueKey(keys, environmentId);
     },
     async revokeSecretKey(keyId: string) {
       const revoked = await keys.revoke(keyId, clock.now());

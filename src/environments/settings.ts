@@ -2,6 +2,7 @@ import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
 import { Nullable } from '../platform/http/common-schemas.js';
 import { deepMerge, type JsonObject } from '../platform/json.js';
+import { isSafeAbsoluteUrl } from './origins.js';
 
 const Url = Type.String({ format: 'uri', maxLength: 2048 });
 const PositiveInt = Type.Integer({ minimum: 1 });
@@ -49,11 +50,32 @@ export const DEFAULT_SETTINGS: EnvironmentSettings = Object.freeze({
 export const resolveSettings = (overrides: JsonObject): EnvironmentSettings =>
   deepMerge(DEFAULT_SETTINGS as unknown as JsonObject, overrides) as unknown as EnvironmentSettings;
 
-/** Errors of a merged settings object, as [{path, message}]; empty when valid. */
+const URL_SETTINGS = ['signUpUrl', 'invitationAcceptUrl', 'impersonationLandingUrl'] as const;
+
+/**
+ * Errors of a merged settings object, as [{path, message}], one per path; empty when valid.
+ * Unknown keys are named; URLs must be absolute with a host and must not use a scheme that runs code.
+ */
 export function settingsErrors(settings: EnvironmentSettings): { path: string; message: string }[] {
-  const errors = [...Value.Errors(EnvironmentSettings, settings)].map((e) => ({ path: `/settings${e.instancePath}`, message: e.message }));
-  if (errors.length === 0 && settings.passwordPolicy.minLength > settings.passwordPolicy.maxLength) {
-    errors.push({ path: '/settings/passwordPolicy', message: 'minLength must not exceed maxLength' });
+  const byPath = new Map<string, string>();
+  const allowed = new Map<string, unknown[]>();
+  for (const e of Value.Errors(EnvironmentSettings, settings)) {
+    const path = `/settings${e.instancePath}`;
+    // A union of literals fails once per literal: gather them into one "must be one of" message.
+    if (e.keyword === 'const') allowed.set(path, [...(allowed.get(path) ?? []), (e.params as { allowedValue?: unknown }).allowedValue]);
+    // An unknown key is reported on itself ("schema is false") and again on its parent object: keep the first.
+    if (e.keyword === 'additionalProperties' || byPath.has(path)) continue;
+    byPath.set(path, e.keyword === 'boolean' ? 'is not a known setting' : e.message);
   }
-  return errors;
+  for (const [path, values] of allowed) byPath.set(path, `must be one of ${values.map((v) => JSON.stringify(v)).join(', ')}`);
+  for (const key of URL_SETTINGS) {
+    const value = settings[key];
+    if (typeof value === 'string' && !byPath.has(`/settings/${key}`) && !isSafeAbsoluteUrl(value)) {
+      byPath.set(`/settings/${key}`, 'must be an absolute URL with a host, and not javascript:, data: or file:');
+    }
+  }
+  if (byPath.size === 0 && settings.passwordPolicy.minLength > settings.passwordPolicy.maxLength) {
+    byPath.set('/settings/passwordPolicy', 'minLength must not exceed maxLength');
+  }
+  return [...byPath].map(([path, message]) => ({ path, message }));
 }

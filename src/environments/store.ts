@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { uuidv7 } from 'uuidv7';
 import type { Db } from '../platform/db/database.js';
 import { isUniqueViolation } from '../platform/db/database.js';
@@ -12,19 +13,13 @@ export interface EnvironmentRecord {
 
 export function createEnvironmentsStore(db: Db) {
   return {
-    /** Undefined when the frontend host is taken. */
-    async insert(values: { name: string; frontendHost: string; overrides: JsonObject }, now: Date) {
-      try {
-        const row = await db.insertInto('environments').values({
-          id: uuidv7(), name: values.name, frontend_host: values.frontendHost.toLowerCase(),
-          settings: JSON.stringify(values.overrides) as unknown as JsonObject, allowed_origins: [], created_at: now, updated_at: now,
-        }).returningAll().executeTakeFirstOrThrow();
-        return toEnvironment(row);
-      } catch (err) {
-        if (isUniqueViolation(err, 'environments_frontend_host_key')) return undefined;
-        throw err;
-      }
-    },
+        /** Undefined when the frontend host is taken (no error, so it also works inside a transaction). */
+    insert: (values: { name: string; frontendHost: string; overrides: JsonObject }, now: Date) =>
+      db.insertInto('environments').values({
+        id: uuidv7(), name: values.name, frontend_host: values.frontendHost.toLowerCase(),
+        settings: JSON.stringify(values.overrides) as unknown as JsonObject, allowed_origins: [], created_at: now, updated_at: now,
+      }).onConflict((oc) => oc.expression(sql`lower(frontend_host)`).doNothing())
+        .returningAll().executeTakeFirst().then((row) => row && toEnvironment(row)),
     find: (id: string) =>
       db.selectFrom('environments').selectAll().where('id', '=', id).executeTakeFirst().then((r) => r && toEnvironment(r)),
     findByHost: (host: string) =>

@@ -2,6 +2,16 @@ export type JsonObject = Record<string, unknown>;
 
 const isPlainObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** The object's own value for a key; never an inherited one such as `__proto__` or `constructor`. */
+const ownValue = (obj: JsonObject, key: string) => (Object.hasOwn(obj, key) ? obj[key] : undefined);
+
+/**
+ * Sets an own, enumerable key. Plain assignment of `__proto__` would swap the object's prototype instead
+ * of storing data, and parsed JSON can carry that key.
+ */
+const setOwn = (obj: JsonObject, key: string, value: unknown) =>
+  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+
 /**
  * Deep merge as Clerk does it: objects merge recursively, any other value (arrays included) replaces,
  * and null removes the key at any depth. An object emptied that way stays as {}.
@@ -10,8 +20,10 @@ export function deepMerge(target: JsonObject, patch: JsonObject): JsonObject {
   const result: JsonObject = { ...target };
   for (const [key, value] of Object.entries(patch)) {
     if (value === null) delete result[key];
-    else if (isPlainObject(value)) result[key] = deepMerge(isPlainObject(result[key]) ? result[key] : {}, value);
-    else result[key] = value;
+    else if (isPlainObject(value)) {
+      const current = ownValue(result, key);
+      setOwn(result, key, deepMerge(isPlainObject(current) ? current : {}, value));
+    } else setOwn(result, key, value);
   }
   return result;
 }

@@ -28,7 +28,7 @@ export function createSessionsStore(db: Db) {
     findLiveByToken: (environmentId: string, tokenHash: Buffer, now: Date) =>
       db.selectFrom('sessions as s')
         .innerJoin('users as u', (join) => join.onRef('u.environment_id', '=', 's.environment_id').onRef('u.id', '=', 's.user_id'))
-        .select(['s.id', 's.user_id', 's.actor', 's.last_active_at'])
+        .select(['s.id', 's.user_id', 's.actor', 's.last_active_at', 's.idle_timeout_seconds'])
         .where('s.environment_id', '=', environmentId).where('s.token_hash', '=', tokenHash)
         .where('u.status', '=', 'active').where(isLive(now))
         .executeTakeFirst(),

@@ -1,4 +1,4 @@
-import { Type, type Static } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 import { DateTime, Email, JsonObject, Nullable, PageQuery, Uuid } from '../platform/http/common-schemas.js';
 
 export const UserStatus = Type.Union([Type.Literal('active'), Type.Literal('banned'), Type.Literal('deleted')]);
@@ -7,6 +7,14 @@ export const Locale = Type.Union([Type.Literal('en'), Type.Literal('da')]);
 const RegistrationState = Type.Union([Type.Literal('pending_email_verification'), Type.Literal('complete')]);
 const NameField = Type.String({ minLength: 1, maxLength: 200 });
 const Password = Type.String({ minLength: 1, description: "Checked against the environment's password policy." });
+
+/**
+ * "This or null" for request bodies without Ajv's type coercion in the way. With `type: 'null'`, coercion
+ * turns "" or false into null, so `{"emailSearch": ""}` would silently mean "no filter". Null is matched by
+ * value, and first: a string branch tried first would coerce null into "".
+ */
+const StrictNull = Type.Unsafe<null>({ const: null } as TSchema);
+const NullableInput = <T extends TSchema>(schema: T) => Type.Union([StrictNull, schema]);
 
 const userFields = {
   id: Uuid,
@@ -50,10 +58,10 @@ export type CreateUserBody = Static<typeof CreateUserBody>;
 export const UpdateUserBody = Type.Object({
   email: Type.Optional(Email),
   password: Type.Optional(Password),
-  firstName: Type.Optional(Nullable(NameField)),
-  lastName: Type.Optional(Nullable(NameField)),
-  name: Type.Optional(Nullable(NameField)),
-  locale: Type.Optional(Nullable(Locale)),
+  firstName: Type.Optional(NullableInput(NameField)),
+  lastName: Type.Optional(NullableInput(NameField)),
+  name: Type.Optional(NullableInput(NameField)),
+  locale: Type.Optional(NullableInput(Locale)),
 }, { additionalProperties: false, minProperties: 1 });
 export type UpdateUserBody = Static<typeof UpdateUserBody>;
 
@@ -66,15 +74,17 @@ export type MetadataPatchBody = Static<typeof MetadataPatchBody>;
 
 /** Client PATCH /_svc/me: profile fields and unsafe metadata only; anything else is refused. */
 export const UpdateMeBody = Type.Object({
-  firstName: Type.Optional(Nullable(NameField)),
-  lastName: Type.Optional(Nullable(NameField)),
-  name: Type.Optional(Nullable(NameField)),
-  locale: Type.Optional(Nullable(Locale)),
+  firstName: Type.Optional(NullableInput(NameField)),
+  lastName: Type.Optional(NullableInput(NameField)),
+  name: Type.Optional(NullableInput(NameField)),
+  locale: Type.Optional(NullableInput(Locale)),
   unsafeMetadata: Type.Optional(JsonObject),
 }, { additionalProperties: false });
 export type UpdateMeBody = Static<typeof UpdateMeBody>;
 
-const EmailSearch = Type.String({ minLength: 1, maxLength: 320, description: 'Case-insensitive literal substring of the email.' });
+const EmailSearch = Type.String({
+  minLength: 1, maxLength: 320, pattern: '\\S', description: 'Case-insensitive literal substring of the email; not blank.',
+});
 
 export const ListUsersQuery = Type.Object({
   ...PageQuery.properties,
@@ -84,10 +94,10 @@ export const ListUsersQuery = Type.Object({
 export type ListUsersQuery = Static<typeof ListUsersQuery>;
 
 export const SearchUsersBody = Type.Object({
-  emailSearch: Type.Optional(Nullable(EmailSearch)),
+  emailSearch: Type.Optional(NullableInput(EmailSearch)),
   statuses: Type.Optional(Type.Array(UserStatus, { uniqueItems: true })),
-  publicMetadata: Type.Optional(Nullable(JsonObject)),
-  privateMetadata: Type.Optional(Nullable(JsonObject)),
+  publicMetadata: Type.Optional(NullableInput(JsonObject)),
+  privateMetadata: Type.Optional(NullableInput(JsonObject)),
 }, { additionalProperties: false });
 export type SearchUsersBody = Static<typeof SearchUsersBody>;
 

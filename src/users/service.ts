@@ -43,6 +43,12 @@ export function createUsersService({ db, clock, environments }: UsersDeps) {
     if (!user) throw userNotFound();
     return user;
   }
+  /** The user, unless deleted: every change to a deleted user is 403, revoking its (already revoked) sessions included. */
+  async function changeable(environmentId: string, userId: string) {
+    const user = await existing(environmentId, userId);
+    if (user.status === 'deleted') throw userDeleted();
+    return user;
+  }
   /** After a conditional update matched nothing: tell "missing" from "deleted". */
   async function explainMiss(environmentId: string, userId: string): Promise<never> {
     const user = await existing(environmentId, userId);
@@ -96,11 +102,14 @@ export function createUsersService({ db, clock, environments }: UsersDeps) {
       return unlessTaken(await users.insert(environmentId, user, now));
     },
     get: existing,
-    list: (environmentId: string, filter: UserFilter, page: PageQuery) => users.list(environmentId, filter, page),
+    /** Users matching every filter; metadata filters get the same 8 KB budget as the bags they search. */
+    async list(environmentId: string, filter: UserFilter, page: PageQuery) {
+      assertMetadataBudget(filter.publicMetadata, filter.privateMetadata);
+      return users.list(environmentId, filter, page);
+    },
 
     async update(environmentId: string, userId: string, body: UpdateUserBody | UpdateMeBody): Promise<User> {
-      const current = await existing(environmentId, userId);
-      if (current.status === 'deleted') throw userDeleted();
+      const current = await changeable(environmentId, userId);
       const changes: ProfileChanges = { firstName: body.firstName, lastName: body.lastName, locale: body.locale, name: body.name };
       if (body.name === undefined && (body.firstName !== undefined || body.lastName !== undefined)) {
         changes.name = joinName(body.firstName === undefined ? current.firstName : body.firstName, body.lastName === undefined ? current.lastName : body.lastName);
@@ -149,8 +158,7 @@ export function createUsersService({ db, clock, environments }: UsersDeps) {
     completeRegistration: (environmentId: string, userId: string) => users.completeRegistration(environmentId, userId, clock.now()),
 
     async revokeAllSessions(environmentId: string, userId: string): Promise<void> {
-      const user = await existing(environmentId, userId);
-      if (user.status === 'deleted') throw userDeleted();
+      await changeable(environmentId, userId);
       await createSessionsService({ db, clock }).revokeAllForUser(environmentId, userId);
     },
     async listSessions(environmentId: string, userId: string, query: ListSessionsQuery) {
@@ -158,7 +166,7 @@ export function createUsersService({ db, clock, environments }: UsersDeps) {
       return createSessionsService({ db, clock }).listForUser(environmentId, userId, query);
     },
     async revokeSession(environmentId: string, userId: string, sessionId: string) {
-      await existing(environmentId, userId);
+      await changeable(environmentId, userId);
       return createSessionsService({ db, clock }).revoke(environmentId, userId, sessionId);
     },
   };

@@ -6,7 +6,6 @@ import { fileURLToPath } from 'node:url';
 /** Real server processes for tests that need more than app.inject: several processes, signals, stdout. */
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const TSX = `${ROOT}node_modules/.bin/tsx`;
 
 /** A port that was free a moment ago (the OS picks it; the listener is closed before returning). */
 export async function freePort(): Promise<number> {
@@ -27,9 +26,9 @@ export interface ServerProcess {
   stderr(): string;
   /** Settles when the process has exited. */
   exited: Promise<Exit>;
-  /** Resolves once stdout contains the text; rejects after the timeout or if the process exits first. */
-  waitForOutput(text: string, timeoutMs?: number): Promise<void>;
-  /** Sends a signal to the started process only (tsx relays it to the node process it runs), as `kill <pid>` would. */
+  /** Resolves once stdout contains the text (or satisfies the predicate); rejects after the timeout or if the process exits first. */
+  waitForOutput(expected: string | ((stdout: string) => boolean), timeoutMs?: number): Promise<void>;
+  /** Sends a signal to the server process only, as `kill <pid>` would. */
   signal(signal: NodeJS.Signals): void;
   /** SIGTERM, then SIGKILL to the whole process group if it has not exited within the timeout. */
   stop(timeoutMs?: number): Promise<Exit>;
@@ -51,12 +50,17 @@ function serverEnv(env: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 /**
- * Starts `tsx src/main.ts` (what `npm start` runs) on a free port and waits until GET /readyz answers 200.
- * The process leads its own process group so that stop() can kill tsx and its node child together.
+ * Starts src/main.ts on a free port and waits until GET /readyz answers 200 and the startup output is printed.
+ *
+ * It runs as `node --import tsx src/main.ts`: the same code and loader as `npm start` (`tsx src/main.ts`),
+ * without the tsx CLI's wrapper process. That wrapper relays SIGTERM to its node child and SIGKILLs the
+ * child when it does not acknowledge within 30 ms, which a busy server often cannot, so signals sent
+ * through it do not reach the graceful shutdown reliably. The process leads its own process group so
+ * that stop() can kill it and anything it started together.
  */
-export async function spawnServer(options: { env?: Record<string, string>; port?: number; readyTimeoutMs?: number } = {}): Promise<ServerProcess> {
-  const port = options.port ?? await freePort();
-  const child = spawn(TSX, ['src/main.ts'], {
+export async function spawnServer(options: { env?: Record<string, string>; readyTimeoutMs?: number } = {}): Promise<ServerProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT, env: serverEnv({ PORT: String(port), ...options.env }), detached: true, stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);
@@ -76,11 +80,12 @@ export async function spawnServer(options: { env?: Record<string, string>; port?
     port, pid: child.pid!, exited,
     stdout: () => out,
     stderr: () => err,
-    waitForOutput: (text, timeoutMs = 10_000) => new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => done(new Error(`no "${text}" on stdout within ${timeoutMs} ms:\n${out}\n${err}`)), timeoutMs);
+    waitForOutput: (expected, timeoutMs = 10_000) => new Promise<void>((resolve, reject) => {
+      const matches = typeof expected === 'string' ? (stdout: string) => stdout.includes(expected) : expected;
+      const timer = setTimeout(() => done(new Error(`expected output not on stdout within ${timeoutMs} ms (${String(expected)}):\n${out}\n${err}`)), timeoutMs);
       const check = () => {
-        if (out.includes(text)) done();
-        else if (hasExited) done(new Error(`exited before printing "${text}":\n${out}\n${err}`));
+        if (matches(out)) done();
+        else if (hasExited) done(new Error(`exited before the expected output (${String(expected)}):\n${out}\n${err}`));
       };
       function done(error?: Error) {
         clearTimeout(timer);
@@ -91,19 +96,21 @@ export async function spawnServer(options: { env?: Record<string, string>; port?
       check();
     }),
     signal: (signal) => { child.kill(signal); },
-    async stop(timeoutMs = 5_000) {
+    async stop(timeoutMs = 15_000) {
       if (hasExited) return exited;
       child.kill('SIGTERM');
       const timer = setTimeout(() => killGroup(child, 'SIGKILL'), timeoutMs);
       const exit = await exited;
       clearTimeout(timer);
-      killGroup(child, 'SIGKILL'); // the node child of tsx, should it outlive its parent
+      killGroup(child, 'SIGKILL'); // anything the server started, should it outlive it
       return exit;
     },
   };
 
   try {
-    await waitForReady(port, options.readyTimeoutMs ?? 30_000, () => hasExited);
+    await waitForReady(port, options.readyTimeoutMs ?? 60_000, () => hasExited);
+    // Everything printed at startup comes before this line, so stdout() is complete from here on.
+    await server.waitForOutput('Gatehouse listening on');
   } catch (error) {
     await server.stop();
     throw new Error(`${(error as Error).message}\nstdout:\n${out}\nstderr:\n${err}`);

@@ -1,6 +1,6 @@
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { pgliteDialect } from './pglite-dialect.js';
 import type { Tables } from './tables.js';
@@ -41,6 +41,22 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   });
   const db = new Kysely<Tables>({ dialect: pgliteDialect(lite) });
   return { db, kind: 'pglite', close: () => db.destroy() };
+}
+
+/**
+ * Runs fn in one transaction that first takes a transaction-level advisory lock, so processes sharing
+ * the database run it one at a time (check-then-create steps such as the first-start bootstrap).
+ */
+export function transactionWithLock<T>(db: Db, lockKey: number, fn: (trx: Db) => Promise<T>): Promise<T> {
+  return db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(${lockKey})`.execute(trx);
+    return fn(trx);
+  });
+}
+
+/** Runs fn atomically: inside the caller's transaction when there is one, else in a new one. */
+export function inTransaction<T>(db: Db, fn: (trx: Db) => Promise<T>): Promise<T> {
+  return db.isTransaction ? fn(db) : db.transaction().execute(fn);
 }
 
 /** True for errors that mean the database cannot be reached right now (answered as 503). */

@@ -39,8 +39,12 @@ function send(request: FastifyRequest, reply: FastifyReply, problem: ProblemErro
     });
 }
 
+/** A database handle that was closed (shutdown, or a pool that was ended) cannot answer either: 503, not 500. */
+const isClosedDatabaseError = (error: Error) =>
+  /driver has already been destroyed|PGlite is closed|Cannot use a pool after calling end/i.test(error.message ?? '');
+
 /** Turns any thrown error into the problem it stands for; unknown errors become an opaque 500. */
-function toProblem(error: FastifyError): ProblemError | undefined {
+function toProblem(error: FastifyError, request: FastifyRequest): ProblemError | undefined {
   if (error instanceof ProblemError) return error;
   if (error.validation) {
     const errors = error.validation.map((v) => ({
@@ -53,7 +57,12 @@ function toProblem(error: FastifyError): ProblemError | undefined {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ProblemError(413, 'payload_too_large', 'The request body is larger than this endpoint accepts.');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new ProblemError(415, 'unsupported_media_type', 'Send the request body as application/json.');
+      return new ProblemError(415, 'unsupported_media_type',
+        `The content type "${String(request.headers['content-type'] ?? '').slice(0, 100)}" is not supported: send the request body as application/json.`);
+    case 'FST_ERR_BAD_URL':
+      return new ProblemError(400, 'invalid_request', 'The URL is not validly percent-encoded.');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new ProblemError(400, 'invalid_request', 'A path segment of the URL is too long.');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new ProblemError(400, 'invalid_request', 'The request has a JSON content type but an empty body.');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
@@ -62,7 +71,7 @@ function toProblem(error: FastifyError): ProblemError | undefined {
   if (error instanceof SyntaxError && error.statusCode === 400) {
     return new ProblemError(400, 'invalid_request', 'The request body is not valid JSON.');
   }
-  if (isUnavailableError(error)) {
+  if (isUnavailableError(error) || isClosedDatabaseError(error)) {
     return new ProblemError(503, 'unavailable', 'The database is unavailable; retry shortly.', {}, { 'Retry-After': '1' });
   }
   if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
@@ -71,17 +80,27 @@ function toProblem(error: FastifyError): ProblemError | undefined {
   return undefined;
 }
 
+/**
+ * What the log keeps of an unexpected error: its kind, message, code and stack. Driver errors carry the
+ * failed statement and its parameters (emails, hashes); those never reach the log.
+ */
+const loggable = (error: FastifyError) => ({ type: error.name, message: error.message, code: error.code, stack: error.stack });
+
+/** Renders a problem for any error; used by the error handler and for errors Fastify raises before routing. */
+export function replyWithProblem(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const problem = toProblem(error, request);
+  const instance = `urn:uuid:${request.id}`;
+  if (problem) {
+    if (problem.status >= 500) request.log.warn({ code: problem.code, instance, err: loggable(error) }, problem.detail);
+    return send(request, reply, problem);
+  }
+  request.log.error({ err: loggable(error), instance }, 'unhandled error');
+  return send(request, reply, new ProblemError(500, 'internal_error', 'An unexpected error occurred.'));
+}
+
 /** Registers the single error handler and the 404 handler; every error body is rendered here. */
 export function registerProblemHandlers(app: FastifyInstance) {
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    const problem = toProblem(error);
-    if (problem) {
-      if (problem.status >= 500) request.log.warn({ code: problem.code, instance: request.id }, problem.detail);
-      return send(request, reply, problem);
-    }
-    request.log.error({ err: error, instance: request.id }, 'unhandled error');
-    return send(request, reply, new ProblemError(500, 'internal_error', 'An unexpected error occurred.'));
-  });
+  app.setErrorHandler(replyWithProblem);
   app.setNotFoundHandler((request, reply) =>
     send(request, reply, new ProblemError(404, 'resource_not_found', `No route ${request.method} ${request.url.split('?')[0]}.`)));
 }

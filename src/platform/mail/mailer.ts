@@ -12,16 +12,24 @@ export interface Mailer {
   close(): void;
 }
 
+/**
+ * The request that causes a mail waits for its delivery, so a stalled SMTP server must not hold it for
+ * nodemailer's defaults (2 min to connect, 30 s for the greeting, 10 min of socket inactivity).
+ * Query parameters of GATEHOUSE_SMTP_URL (`?greetingTimeout=...`) still override these.
+ */
+export const SMTP_TIMEOUTS_MS = { connectionTimeout: 5_000, greetingTimeout: 5_000, socketTimeout: 10_000, dnsTimeout: 5_000 };
+
 /** SMTP through nodemailer when a URL is configured; otherwise the outbox table (a built-in mail catcher). */
 export function createMailer(deps: { db: Db; clock: Clock; log: FastifyBaseLogger; smtpUrl?: string; from: string }): Mailer {
   if (deps.smtpUrl) {
-    const transport = nodemailer.createTransport(deps.smtpUrl);
+    const transport = nodemailer.createTransport({ url: deps.smtpUrl, ...SMTP_TIMEOUTS_MS });
     return {
-      send: async (_environmentId, message) => {
+      send: async (environmentId, message) => {
         try {
           await transport.sendMail({ from: deps.from, ...message });
         } catch (err) {
-          deps.log.error({ err, to: message.to, subject: message.subject }, 'mail delivery failed');
+          // Never the subject or body: they carry codes and links (security.md 27).
+          deps.log.error({ err, environmentId, to: message.to }, 'mail delivery failed');
         }
       },
       close: () => transport.close(),

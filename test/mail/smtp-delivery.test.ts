@@ -1,0 +1,172 @@
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { SMTPServer } from 'smtp-server';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { PASSWORD } from '../helpers/given.js';
+import { freePort } from '../helpers/processes.js';
+
+const SENDER = 'Gatehouse Test <auth@gatehouse.example>';
+
+interface Received { mailFrom: string; rcptTo: string[]; raw: string }
+
+/** A real SMTP server on a free loopback port that keeps every message it accepts. */
+async function startSmtpServer() {
+  const received: Received[] = [];
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('end', () => {
+        const { mailFrom, rcptTo } = session.envelope;
+        received.push({ mailFrom: mailFrom ? mailFrom.address : '', rcptTo: rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString('utf8') });
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.server.address() as AddressInfo;
+  return { port, received, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+/** Just enough MIME to read a nodemailer message: headers, and the decoded text/plain and text/html parts. */
+function parseMessage(raw: string) {
+  const [head, ...rest] = raw.split('\r\n\r\n');
+  const headers = parseHeaders(head!);
+  const body = rest.join('\r\n\r\n');
+  const boundary = /boundary="?([^";]+)"?/i.exec(headers['content-type'] ?? '')?.[1];
+  const parts = boundary
+    ? body.split(`--${boundary}`).slice(1, -1).map((part) => {
+      const [partHead, ...partBody] = part.replace(/^\r\n/, '').split('\r\n\r\n');
+      return { headers: parseHeaders(partHead!), body: partBody.join('\r\n\r\n') };
+    })
+    : [{ headers, body }];
+  const partOf = (type: string) => {
+    const part = parts.find((p) => (p.headers['content-type'] ?? '').startsWith(type));
+    return part && decode(part.body, part.headers['content-transfer-encoding']);
+  };
+  return { headers, text: partOf('text/plain'), html: partOf('text/html') };
+}
+
+function parseHeaders(block: string): Record<string, string> {
+  const unfolded = block.replace(/\r\n[ \t]+/g, ' ');
+  return Object.fromEntries(unfolded.split('\r\n').map((line) => {
+    const colon = line.indexOf(':');
+    return [line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim()];
+  }));
+}
+
+function decode(body: string, encoding = '7bit') {
+  if (/base64/i.test(encoding)) return Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8');
+  if (/quoted-printable/i.test(encoding)) {
+    return body.replace(/=\r\n/g, '').replace(/=([0-9A-F]{2})/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  }
+  return body;
+}
+
+const signUp = (t: TestApp, env: Parameters<TestApp['client']>[0], email: string) =>
+  t.client(env).post('/auth/sign-up', { email, password: PASSWORD });
+
+describe('mail delivery over SMTP (GATEHOUSE_SMTP_URL)', () => {
+  let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
+  let t: TestApp;
+  beforeAll(async () => {
+    smtp = await startSmtpServer();
+    t = await startTestApp({ smtpUrl: `smtp://127.0.0.1:${smtp.port}`, mailFrom: SENDER });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await smtp?.close();
+  });
+
+  it('sends exactly one message with the 6-digit verification code to the new address, from the configured sender', async () => {
+    const env = await t.given.environment();
+    const email = `ada-${env.id}@example.com`;
+    const before = smtp.received.length;
+
+    const res = await signUp(t, env, email);
+
+    expect(res.statusCode).toBe(201);
+    expect(res.json().verification).toEqual({ status: 'pending' });
+    const mails = smtp.received.slice(before);
+    expect(mails).toHaveLength(1);
+    const [mail] = mails;
+    expect(mail!.mailFrom).toBe('auth@gatehouse.example');
+    expect(mail!.rcptTo).toEqual([email]);
+    const message = parseMessage(mail!.raw);
+    expect(message.headers.from).toBe('Gatehouse Test <auth@gatehouse.example>');
+    expect(message.headers.to).toBe(email);
+    const code = /\b(\d{6})\b/.exec(message.headers.subject ?? '')?.[1];
+    expect(code).toMatch(/^\d{6}$/);
+    expect(message.text).toContain(code);
+    expect(message.html).toContain(code);
+
+    const verified = await t.client(env).post('/auth/verify-email?_is_native=true', { email, code });
+    expect(verified.statusCode).toBe(200);
+    expect(verified.json().user.registrationState).toBe('complete');
+  });
+
+  it('keeps nothing in the outbox table while SMTP is configured', async () => {
+    const env = await t.given.environment();
+    const email = `grace-${env.id}@example.com`;
+
+    expect((await signUp(t, env, email)).statusCode).toBe(201);
+
+    expect(await t.outbox(env, email)).toEqual([]);
+    const rows = await t.db.selectFrom('outbox_messages').select('id').where('environment_id', '=', env.id).execute();
+    expect(rows).toEqual([]);
+  });
+});
+
+describe('mail delivery when the SMTP server fails', () => {
+  let t: TestApp | undefined;
+  let stalled: { server: Server; sockets: Set<Socket> } | undefined;
+  afterEach(async () => {
+    await t?.close();
+    t = undefined;
+    if (stalled) {
+      for (const socket of stalled.sockets) socket.destroy();
+      await new Promise((resolve) => stalled!.server.close(resolve));
+      stalled = undefined;
+    }
+  });
+
+  it('still answers sign-up with 201 when nothing listens on the SMTP port, and logs the failure without the code', async () => {
+    const deadPort = await freePort();
+    t = await startTestApp({ smtpUrl: `smtp://127.0.0.1:${deadPort}`, mailFrom: SENDER });
+    const logged = vi.spyOn(t.app.log, 'error');
+    const env = await t.given.environment();
+    const email = `alan-${env.id}@example.com`;
+
+    const res = await signUp(t, env, email);
+
+    expect(res.statusCode).toBe(201);
+    expect(res.json()).toMatchObject({ user: { registrationState: 'pending_email_verification' }, verification: { status: 'pending' } });
+    const failures = logged.mock.calls.filter((call) => call[1] === 'mail delivery failed');
+    expect(failures).toHaveLength(1);
+    const fields = failures[0]![0] as Record<string, unknown>;
+    expect(Object.keys(fields).sort()).toEqual(['environmentId', 'err', 'to']);
+    expect(fields).toMatchObject({ to: email, environmentId: env.id, err: expect.objectContaining({ originalCode: 'ECONNREFUSED' }) });
+    expect(JSON.stringify(fields.err)).not.toMatch(/\b\d{6}\b|verification code/i);
+  });
+
+  it('still answers sign-up with 201 when the SMTP server accepts the connection but never greets', async () => {
+    const sockets = new Set<Socket>();
+    const server = createServer((socket) => { sockets.add(socket); socket.on('close', () => sockets.delete(socket)); });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    stalled = { server, sockets };
+    t = await startTestApp({ smtpUrl: `smtp://127.0.0.1:${(server.address() as AddressInfo).port}`, mailFrom: SENDER });
+    const logged = vi.spyOn(t.app.log, 'error');
+    const env = await t.given.environment();
+    const started = Date.now();
+
+    const res = await signUp(t, env, `barbara-${env.id}@example.com`);
+
+    expect(res.statusCode).toBe(201);
+    // nodemailer alone would wait 30 s for the greeting; the mailer gives up after SMTP_TIMEOUTS_MS.
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(logged.mock.calls.filter((call) => call[1] === 'mail delivery failed')).toHaveLength(1);
+  }, 60_000);
+});

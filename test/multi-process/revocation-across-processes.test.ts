@@ -1,0 +1,126 @@
+import { randomBytes } from 'node:crypto';
+import { readdirSync } from 'node:fs';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PASSWORD } from '../helpers/given.js';
+import { httpRequest, spawnServer, type HttpRequestOptions, type ServerProcess } from '../helpers/processes.js';
+
+// Two real server processes share one PostgreSQL database; PGlite is one process's file, so this file
+// only runs with TEST_DATABASE_URL. It creates (and drops) a database of its own on that server, so it
+// needs a role allowed to CREATE DATABASE, and starts from an empty database.
+const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
+const ADMIN_TOKEN = 'multi-process-admin-token-0123456789';
+
+interface Env { id: string; secretKey: string; frontendHost: string }
+
+describe.skipIf(!TEST_DATABASE_URL)('several server processes on one PostgreSQL (needs TEST_DATABASE_URL)', () => {
+  const databaseName = `gatehouse_mp_${randomBytes(6).toString('hex')}`;
+  const databaseUrl = TEST_DATABASE_URL && Object.assign(new URL(TEST_DATABASE_URL), { pathname: `/${databaseName}` }).toString();
+  let maintenance: pg.Client;
+  let a: ServerProcess;
+  let b: ServerProcess;
+
+  beforeAll(async () => {
+    maintenance = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await maintenance.connect();
+    await maintenance.query(`create database ${databaseName}`);
+    const env = { DATABASE_URL: databaseUrl!, GATEHOUSE_ADMIN_TOKEN: ADMIN_TOKEN };
+    // Started together on purpose: both migrate and bootstrap the same empty database at once.
+    const [first, second] = await Promise.allSettled([spawnServer({ env }), spawnServer({ env })]);
+    if (first.status === 'fulfilled') a = first.value;
+    if (second.status === 'fulfilled') b = second.value;
+    for (const s of [first, second]) if (s.status === 'rejected') throw s.reason;
+  }, 90_000);
+
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+    await maintenance?.query(`drop database if exists ${databaseName} with (force)`);
+    await maintenance?.end();
+  });
+
+  const call = (server: ServerProcess, options: HttpRequestOptions) => httpRequest(server.port, options);
+  const admin = (server: ServerProcess, method: string, path: string, body?: unknown) =>
+    call(server, { method, path: `/api/admin/v1${path}`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, body });
+  const serverApi = (server: ServerProcess, env: Env, method: string, path: string, body?: unknown) =>
+    call(server, { method, path: `/api/server/v1${path}`, headers: { authorization: `Bearer ${env.secretKey}` }, body });
+  const client = (server: ServerProcess, env: Env, method: string, path: string, token?: string, body?: unknown) =>
+    call(server, { method, path: `/_svc${path}`, host: env.frontendHost, headers: token ? { authorization: `Bearer ${token}` } : {}, body });
+
+  async function environment(): Promise<Env> {
+    const res = await admin(a, 'POST', '/environments', { name: `mp-${randomBytes(4).toString('hex')}` });
+    expect(res.status).toBe(201);
+    return res.json();
+  }
+
+  async function user(env: Env) {
+    const email = `user-${randomBytes(6).toString('hex')}@example.com`;
+    const res = await serverApi(a, env, 'POST', '/users', { email, password: PASSWORD });
+    expect(res.status).toBe(201);
+    return { id: res.json().id as string, email };
+  }
+
+  async function signIn(server: ServerProcess, env: Env, email: string): Promise<string> {
+    const res = await client(server, env, 'POST', '/auth/sign-in?_is_native=true', undefined, { email, password: PASSWORD });
+    expect(res.status).toBe(200);
+    return res.json().sessionToken;
+  }
+
+  it('migrates an empty database once and creates exactly one "development" environment when two processes start together', async () => {
+    const printed = [a, b].filter((s) => s.stdout().includes('Created the first environment, "development"'));
+    expect(printed).toHaveLength(1);
+    const direct = new pg.Client({ connectionString: databaseUrl });
+    await direct.connect();
+    try {
+      const environments = await direct.query<{ name: string }>('select name from environments');
+      expect(environments.rows.map((r) => r.name)).toEqual(['development']);
+      const migrations = await direct.query<{ n: number }>('select count(*)::int as n from schema_migrations');
+      expect(migrations.rows[0]!.n).toBe(readdirSync(new URL('../../migrations/', import.meta.url)).filter((f) => f.endsWith('.sql')).length);
+    } finally {
+      await direct.end();
+    }
+  });
+
+  it('answers 401 on process B at the very next request after all sessions are revoked through process A', async () => {
+    const env = await environment();
+    const ada = await user(env);
+    const token = await signIn(b, env, ada.email);
+    for (const server of [a, b]) {
+      const me = await client(server, env, 'GET', '/me', token);
+      expect(me.status).toBe(200);
+      expect(me.json().id).toBe(ada.id);
+    }
+
+    expect((await serverApi(a, env, 'DELETE', `/users/${ada.id}/sessions`)).status).toBe(204);
+
+    const next = await client(b, env, 'GET', '/me', token);
+    expect(next.status).toBe(401);
+    expect(next.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(next.json().properties.code).toBe('unauthenticated');
+    expect((await client(a, env, 'GET', '/me', token)).status).toBe(401);
+  });
+
+  it('ends a session started on process B at once when it signs out through process A', async () => {
+    const env = await environment();
+    const grace = await user(env);
+    const token = await signIn(b, env, grace.email);
+    const other = await signIn(b, env, grace.email);
+
+    expect((await client(a, env, 'POST', '/auth/sign-out', token)).status).toBe(204);
+
+    expect((await client(b, env, 'GET', '/me', token)).status).toBe(401);
+    expect((await client(b, env, 'GET', '/me', other)).status).toBe(200);
+  });
+
+  it('refuses a user banned through process A on process B: the session answers 401 and sign-in 403 user_banned', async () => {
+    const env = await environment();
+    const alan = await user(env);
+    const token = await signIn(b, env, alan.email);
+
+    expect((await serverApi(a, env, 'POST', `/users/${alan.id}/ban`)).status).toBe(200);
+
+    expect((await client(b, env, 'GET', '/me', token)).status).toBe(401);
+    const refused = await client(b, env, 'POST', '/auth/sign-in?_is_native=true', undefined, { email: alan.email, password: PASSWORD });
+    expect(refused.status).toBe(403);
+    expect(refused.json().properties.code).toBe('user_banned');
+  });
+});
