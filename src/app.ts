@@ -11,6 +11,7 @@ import { adminTokenMatches, createEnvironmentsService } from './environments/ser
 import type { EnvironmentRecord } from './environments/store.js';
 import type { Clock } from './platform/clock.js';
 import type { Db } from './platform/db/database.js';
+import type { Notifications } from './platform/db/notifications.js';
 import { registerMetrics } from './platform/http/metrics.js';
 import { adminPlane, clientPlane, decorateRequests, serverPlane } from './platform/http/planes.js';
 import { ProblemError, registerProblemHandlers, replyWithProblem } from './platform/http/problem.js';
@@ -25,6 +26,8 @@ import { createUsersService } from './users/service.js';
 export interface AppOptions {
   db: Db;
   clock: Clock;
+  /** Cache eviction across processes; omitted means this process makes every change (embedded database). */
+  notifications?: Notifications;
   /** Port used in default frontend hosts (`<slug>.localhost:<port>`). */
   publicPort: number;
   adminToken?: string;
@@ -57,7 +60,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.removeContentTypeParser('text/plain');
 
   const mailer = createMailer({ db, clock, log: app.log, smtpUrl: options.smtpUrl, from: options.mailFrom ?? 'Gatehouse <no-reply@gatehouse.localhost>' });
-  const environments = createEnvironmentsService({ db, clock, defaultFrontendPort: options.publicPort });
+  const environments = createEnvironmentsService({ db, clock, defaultFrontendPort: options.publicPort, notifications: options.notifications });
   const sessions = createSessionsService({ db, clock });
   const users = createUsersService({ db, clock, environments });
   const auth = createAuthService({ db, clock, users, sessions, mailer, limiter: createRateLimiter(db, clock) });

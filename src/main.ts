@@ -15,7 +15,7 @@ async function main() {
   await bootstrapFirstEnvironment(database.db, config.port);
 
   const app = await buildApp({
-    db: database.db, clock: systemClock, publicPort: config.port, adminToken: config.adminToken, smtpUrl: config.smtpUrl,
+    db: database.db, notifications: database.notifications, clock: systemClock, publicPort: config.port, adminToken: config.adminToken, smtpUrl: config.smtpUrl,
     mailFrom: config.mailFrom, trustedProxies: config.trustedProxies, logLevel: config.logLevel,
   });
   let closing = false;

@@ -1,6 +1,8 @@
 import type { Clock } from '../platform/clock.js';
 import { constantTimeEqual, randomToken, sha256 } from '../platform/crypto/tokens.js';
+import { createCache } from '../platform/cache.js';
 import { inTransaction, type Db } from '../platform/db/database.js';
+import { localNotifications, publishInvalidation, type Notifications } from '../platform/db/notifications.js';
 import { deepMerge, type JsonObject } from '../platform/json.js';
 import { environmentNotFound, frontendHostTaken, invalidOrigins, invalidSettings, secretKeyNotFound } from './errors.js';
 import { normalizeOrigin } from './origins.js';
@@ -8,7 +10,14 @@ import type { CreateEnvironmentBody, CreatedEnvironment, Environment, UpdateEnvi
 import { resolveSettings, settingsErrors } from './settings.js';
 import { createEnvironmentsStore, createSecretKeysStore, type EnvironmentRecord } from './store.js';
 
-export interface EnvironmentsDeps { db: Db; clock: Clock; defaultFrontendPort: number }
+export interface EnvironmentsDeps {
+  db: Db; clock: Clock; defaultFrontendPort: number;
+  /** How this process hears that another one changed a key or an environment (evicts cached copies). */
+  notifications?: Notifications;
+}
+
+// Secret keys and environments are read on every request; a minute bounds the cost of a missed eviction.
+const CACHE = { ttlMs: 60_000, maxEntries: 10_000 };
 
 /** A DNS label from a name: accents dropped (Zürich: zurich), lower-case ASCII letters, digits and inner hyphens, at most 40 characters. */
 const slugOf = (name: string) =>
@@ -17,9 +26,42 @@ const slugOf = (name: string) =>
 const toPublic = ({ id, name, frontendHost, settings, createdAt }: EnvironmentRecord): Environment =>
   ({ id, name, frontendHost, settings, createdAt });
 
-export function createEnvironmentsService({ db, clock, defaultFrontendPort }: EnvironmentsDeps) {
+export function createEnvironmentsService({ db, clock, defaultFrontendPort, notifications = localNotifications }: EnvironmentsDeps) {
   const environments = createEnvironmentsStore(db);
   const keys = createSecretKeysStore(db);
+  const keyCache = createCache<{ environmentId: string; keyId: string }>(clock, CACHE);
+  const envCache = createCache<EnvironmentRecord>(clock, CACHE); // by `id:<id>` and `host:<host>`
+
+  /** Payloads are `key:<keyId>` or `env:<environmentId>`. */
+  function evict(payload: string) {
+    const [kind, id] = payload.split(':');
+    if (kind === 'key') keyCache.deleteWhere((key) => key.keyId === id);
+    if (kind === 'env') envCache.deleteWhere((env) => env.id === id);
+  }
+  notifications.subscribe(evict, () => { keyCache.clear(); envCache.clear(); });
+
+  /**
+   * Announces and writes a change in one transaction (a notification is delivered only at commit, so a
+   * rolled-back change announces nothing), then evicts this process's copy at once.
+   */
+  async function announced<T>(payload: string, write: (trx: Db) => Promise<T>): Promise<T> {
+    const result = await inTransaction(db, async (trx) => {
+      await publishInvalidation(trx, payload);
+      return write(trx);
+    });
+    evict(payload);
+    return result;
+  }
+
+  /** Serves from the cache only while this process is sure to hear about changes. */
+  async function cached<V>(cache: ReturnType<typeof createCache<V>>, key: string, load: () => Promise<V | undefined>) {
+    const hit = notifications.listening ? cache.get(key) : undefined;
+    if (hit) return hit;
+    const value = await load();
+    if (value && notifications.listening) cache.set(key, value);
+    return value;
+  }
+  const findEnvironment = (id: string) => cached(envCache, `id:${id}`, () => environments.find(id));
 
   function validatedOverrides(current: JsonObject, patch: JsonObject | undefined): JsonObject {
     const overrides = patch ? deepMerge(current, patch) : current;
@@ -71,33 +113,35 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort }: En
       const current = await environments.find(id);
       if (!current) throw environmentNotFound();
       const overrides = body.settings ? validatedOverrides(current.overrides, body.settings) : undefined;
-      const updated = await environments.update(id, { name: body.name, frontendHost: body.frontendHost, overrides }, clock.now());
+      const updated = await announced(`env:${id}`, (trx) =>
+        createEnvironmentsStore(trx).update(id, { name: body.name, frontendHost: body.frontendHost, overrides }, clock.now()));
       if (updated === 'host_taken') throw frontendHostTaken(body.frontendHost!);
       if (!updated) throw environmentNotFound();
       return toPublic(updated);
     },
     /** The full record (settings and allowed origins) for other domains' rules. */
     async record(id: string): Promise<EnvironmentRecord> {
-      const env = await environments.find(id);
+      const env = await findEnvironment(id);
       if (!env) throw environmentNotFound();
       return env;
     },
-    findByHost: (host: string) => environments.findByHost(host),
+    findByHost: (host: string) => cached(envCache, `host:${host.toLowerCase()}`, () => environments.findByHost(host)),
 
     async createSecretKey(environmentId: string) {
       if (!(await environments.find(environmentId))) throw environmentNotFound();
       return issueKey(keys, environmentId);
     },
     async revokeSecretKey(keyId: string) {
-      const revoked = await keys.revoke(keyId, clock.now());
+      const revoked = await announced(`key:${keyId}`, (trx) => createSecretKeysStore(trx).revoke(keyId, clock.now()));
       if (!revoked) throw secretKeyNotFound();
       return { id: revoked.id, environmentId: revoked.environment_id };
     },
     /** The environment and key id for a presented secret key; undefined when unknown or revoked. */
     async authenticateSecretKey(secretKey: string) {
       if (!secretKey.startsWith('sk_')) return undefined;
-      const key = await keys.findActiveByHash(sha256(secretKey));
-      return key && { environmentId: key.environment_id, keyId: key.id };
+      const hash = sha256(secretKey);
+      return cached(keyCache, hash.toString('base64'), () =>
+        keys.findActiveByHash(hash).then((key) => key && { environmentId: key.environment_id, keyId: key.id }));
     },
 
     async getAllowedOrigins(environmentId: string) {
@@ -108,7 +152,8 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort }: En
       const normalized = origins.map(normalizeOrigin);
       const errors = normalized.flatMap((o, i) => (o ? [] : [{ path: `/body/origins/${i}`, message: `"${origins[i]}" is not a full origin` }]));
       if (errors.length > 0) throw invalidOrigins(errors);
-      const saved = await environments.setAllowedOrigins(environmentId, [...new Set(normalized as string[])], clock.now());
+      const saved = await announced(`env:${environmentId}`, (trx) =>
+        createEnvironmentsStore(trx).setAllowedOrigins(environmentId, [...new Set(normalized as string[])], clock.now()));
       if (!saved) throw environmentNotFound();
       return { origins: saved };
     },

@@ -123,4 +123,35 @@ describe.skipIf(!TEST_DATABASE_URL)('several server processes on one PostgreSQL 
     expect(refused.status).toBe(403);
     expect(refused.json().properties.code).toBe('user_banned');
   });
+  it('refuses a secret key on process B at the very next request after it is revoked through process A, though B had it cached', async () => {
+    const env = await environment();
+    const second = await admin(a, 'POST', `/environments/${env.id}/secret-keys`);
+    expect(second.status).toBe(201);
+    const { id: keyId, secretKey } = second.json();
+    const withSecond = { ...env, secretKey };
+    for (let i = 0; i < 3; i++) expect((await serverApi(b, withSecond, 'GET', '/allowed-origins')).status).toBe(200);
+
+    expect((await admin(a, 'DELETE', `/secret-keys/${keyId}`)).status).toBe(204);
+
+    const next = await serverApi(b, withSecond, 'GET', '/allowed-origins');
+    expect(next.status).toBe(401);
+    expect(next.json().properties.code).toBe('unauthenticated');
+    expect((await serverApi(b, env, 'GET', '/allowed-origins')).status).toBe(200);
+  });
+
+  it('applies allowed origins changed through process A to CORS on process B at once', async () => {
+    const env = await environment();
+    const origin = 'https://app.example.com';
+    const preflight = () => call(b, {
+      method: 'OPTIONS', path: '/_svc/auth/sign-in', host: env.frontendHost,
+      headers: { origin, 'access-control-request-method': 'POST' },
+    });
+    expect((await preflight()).headers['access-control-allow-origin']).toBeUndefined();
+
+    expect((await serverApi(a, env, 'PUT', '/allowed-origins', { origins: [origin] })).status).toBe(200);
+    expect((await preflight()).headers['access-control-allow-origin']).toBe(origin);
+
+    expect((await serverApi(a, env, 'PUT', '/allowed-origins', { origins: [] })).status).toBe(200);
+    expect((await preflight()).headers['access-control-allow-origin']).toBeUndefined();
+  });
 });

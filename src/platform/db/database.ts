@@ -2,6 +2,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import { localNotifications, postgresNotifications, type Notifications } from './notifications.js';
 import { pgliteDialect } from './pglite-dialect.js';
 import type { Tables } from './tables.js';
 
@@ -10,6 +11,8 @@ export type Db = Kysely<Tables>;
 export interface Database {
   db: Db;
   kind: 'pglite' | 'postgres';
+  /** How this process hears about changes other processes made (cache eviction). */
+  notifications: Notifications;
   close(): Promise<void>;
 }
 
@@ -33,14 +36,15 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     // An idle client losing its connection must not crash the process; the pool reconnects.
     pool.on('error', () => {});
     const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
-    return { db, kind: 'postgres', close: () => db.destroy() };
+    const notifications = postgresNotifications(options.url);
+    return { db, kind: 'postgres', notifications, close: async () => { await notifications.close(); await db.destroy(); } };
   }
   const lite = await PGlite.create(options.dataDir, {
     extensions: { pg_trgm },
     parsers: { [INT8]: Number, [NUMERIC]: Number },
   });
   const db = new Kysely<Tables>({ dialect: pgliteDialect(lite) });
-  return { db, kind: 'pglite', close: () => db.destroy() };
+  return { db, kind: 'pglite', notifications: localNotifications, close: () => db.destroy() };
 }
 
 /**

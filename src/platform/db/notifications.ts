@@ -1,0 +1,75 @@
+import pg from 'pg';
+import { sql } from 'kysely';
+import type { Db } from './database.js';
+
+/** The one channel on which processes tell each other that cached rows changed. */
+export const INVALIDATION_CHANNEL = 'gatehouse_invalidate';
+
+export interface Notifications {
+  /**
+   * Calls onMessage for each payload on the invalidation channel, and onReset whenever messages may
+   * have been missed (the listening connection dropped or came back).
+   */
+  subscribe(onMessage: (payload: string) => void, onReset: () => void): void;
+  /** False while not listening: a cache must not serve from memory then. */
+  readonly listening: boolean;
+  close(): Promise<void>;
+}
+
+/** Sends an invalidation; inside a transaction it is delivered at commit, together with the change. */
+export const publishInvalidation = (db: Db, payload: string) =>
+  sql`select pg_notify(${INVALIDATION_CHANNEL}, ${payload})`.execute(db).then(() => undefined);
+
+/** One process owns the embedded database: every change is made, and evicted, locally. */
+export const localNotifications: Notifications = { subscribe: () => {}, listening: true, close: async () => {} };
+
+/** LISTEN on a dedicated PostgreSQL connection, reconnecting with backoff after any failure. */
+export function postgresNotifications(url: string): Notifications {
+  const subscribers: { onMessage: (p: string) => void; onReset: () => void }[] = [];
+  let client: pg.Client | undefined;
+  let listening = false;
+  let closed = false;
+  let retryMs = 250;
+
+  const reset = () => subscribers.forEach((s) => s.onReset());
+  const lost = () => {
+    if (!listening && client === undefined) return;
+    listening = false;
+    client?.removeAllListeners();
+    client?.end().catch(() => {});
+    client = undefined;
+    reset();
+    if (!closed) setTimeout(connect, retryMs).unref();
+    retryMs = Math.min(retryMs * 2, 10_000);
+  };
+  async function connect() {
+    if (closed) return;
+    const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+    client = next;
+    next.on('error', lost);
+    next.on('end', lost);
+    next.on('notification', (msg) => subscribers.forEach((s) => s.onMessage(msg.payload ?? '')));
+    try {
+      await next.connect();
+      await next.query(`LISTEN ${INVALIDATION_CHANNEL}`);
+      listening = true;
+      retryMs = 250;
+      reset(); // anything cached before this point may have missed a message
+    } catch {
+      lost();
+    }
+  }
+  void connect();
+  return {
+    subscribe: (onMessage, onReset) => { subscribers.push({ onMessage, onReset }); },
+    get listening() { return listening; },
+    close: async () => {
+      closed = true;
+      listening = false;
+      const current = client;
+      client = undefined;
+      current?.removeAllListeners();
+      await current?.end().catch(() => {});
+    },
+  };
+}
