@@ -42,13 +42,6 @@ export function createAuthService({ db, clock, users, sessions, mailer, limiter 
     });
   }
 
-  const isLocked = (found: { lockedUntil: Date | null } | undefined) => found?.lockedUntil != null && found.lockedUntil > clock.now();
-
-  async function refuseThrottledIp(env: AuthEnvironment, ip: { bucket: string; limit: { max: number; windowSeconds: number } }) {
-    const result = await limiter.peek(env.id, ip.bucket, ip.limit);
-    if (!result.allowed) throw rateLimited(result.retryAfterSeconds);
-  }
-
   async function throttle(env: AuthEnvironment, bucket: string, limit: { max: number; windowSeconds: number }) {
     const result = await limiter.hit(env.id, bucket, limit);
     if (!result.allowed) throw rateLimited(result.retryAfterSeconds);
@@ -88,26 +81,20 @@ export function createAuthService({ db, clock, users, sessions, mailer, limiter 
      */
     async signIn(env: AuthEnvironment, body: SignInBody, origin: SessionOrigin & { ipAddress: string }) {
       const { lockout } = env.settings;
-      const ip = { bucket: `sign_in_failures:ip:${origin.ipAddress}`, limit: { max: lockout.ipMaxFailures, windowSeconds: lockout.ipWindowSeconds } };
-      await refuseThrottledIp(env, ip);
-
-      const found = await users.findCredentials(env.id, body.email);
-      const locked = isLocked(found);
-      const passwordOk = await verifyPassword(found?.passwordHash, body.password);
-      if (!found || locked || !passwordOk) {
-        if (found && !locked) await users.recordFailedSignIn(env.id, found.user.id, lockout);
-        await limiter.hit(env.id, ip.bucket, ip.limit);
-        throw invalidCredentials();
-      }
-      // Every guess of a concurrent burst passed the checks above before any of them was counted as a
-      // failure. Look again now that the hash has run, so a burst gets no more tries than one-by-one guessing.
-      await refuseThrottledIp(env, ip);
-      const current = await users.findCredentials(env.id, body.email);
-      if (!current || current.user.id !== found.user.id || isLocked(current)) throw invalidCredentials();
-      await users.resetFailedSignIns(env.id, current.user.id);
-      if (current.user.status === 'banned') throw userBanned();
-      if (current.user.registrationState === 'pending_email_verification') throw emailNotVerified();
-      return startSession(env, current.user, origin);
+      const ipBucket = `sign_in_failures:ip:${origin.ipAddress}`;
+      // Both the client IP's budget and the account's are reserved before the slow hash and given back
+      // on success, so concurrent guesses cannot all slip through before any of them counts.
+      const ipAttempt = await limiter.hit(env.id, ipBucket, { max: lockout.ipMaxFailures, windowSeconds: lockout.ipWindowSeconds });
+      if (!ipAttempt.allowed) throw rateLimited(ipAttempt.retryAfterSeconds);
+      const candidate = await users.reserveSignInAttempt(env.id, body.email, lockout);
+      const passwordOk = await verifyPassword(candidate?.passwordHash, body.password);
+      if (!candidate) throw invalidCredentials();
+      await users.finishSignInAttempt(env.id, candidate.user.id, passwordOk, lockout);
+      if (!passwordOk) throw invalidCredentials();
+      await limiter.release(env.id, ipBucket, ipAttempt);
+      if (candidate.user.status === 'banned') throw userBanned();
+      if (candidate.user.registrationState === 'pending_email_verification') throw emailNotVerified();
+      return startSession(env, candidate.user, origin);
     },
   };
 }

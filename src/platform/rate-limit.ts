@@ -3,7 +3,7 @@ import type { Clock } from './clock.js';
 import type { Db } from './db/database.js';
 
 export interface Limit { max: number; windowSeconds: number }
-export interface RateLimitResult { allowed: boolean; count: number; retryAfterSeconds: number }
+export interface RateLimitResult { allowed: boolean; count: number; retryAfterSeconds: number; windowStart: Date }
 
 function windowOf(now: Date, windowSeconds: number) {
   const ms = windowSeconds * 1000;
@@ -26,17 +26,13 @@ export function createRateLimiter(db: Db, clock: Clock) {
         do update set count = rate_limit_windows.count + 1 where rate_limit_windows.count < ${limit.max}
         returning count`.execute(db);
       const count = row.rows[0]?.count;
-      return { allowed: count !== undefined, count: count ?? limit.max, retryAfterSeconds };
+      return { allowed: count !== undefined, count: count ?? limit.max, retryAfterSeconds, windowStart: start };
     },
-    /** The current window's count without counting a hit. */
-    async peek(environmentId: string, bucket: string, limit: Limit): Promise<RateLimitResult> {
-      const { start, retryAfterSeconds } = windowOf(clock.now(), limit.windowSeconds);
-      const row = await db.selectFrom('rate_limit_windows').select('count')
-        .where('environment_id', '=', environmentId).where('bucket', '=', bucket).where('window_start', '=', start)
-        .executeTakeFirst();
-      const count = row?.count ?? 0;
-      return { allowed: count < limit.max, count, retryAfterSeconds };
-    },
+    /** Gives back a hit that turned out not to count (a reserved attempt that succeeded). */
+    release: (environmentId: string, bucket: string, hit: RateLimitResult) =>
+      db.updateTable('rate_limit_windows').set((eb) => ({ count: eb('count', '-', 1) }))
+        .where('environment_id', '=', environmentId).where('bucket', '=', bucket).where('window_start', '=', hit.windowStart)
+        .where('count', '>', 0).execute().then(() => undefined),
   };
 }
 export type RateLimiter = ReturnType<typeof createRateLimiter>;

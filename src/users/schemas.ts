@@ -1,5 +1,5 @@
-import { Type, type Static, type TSchema } from 'typebox';
-import { DateTime, Email, JsonObject, Nullable, PageQuery, Uuid } from '../platform/http/common-schemas.js';
+import { Type, type Static } from 'typebox';
+import { DateTime, Email, JsonObject, Nullable, NullableInput, PageQuery, Uuid } from '../platform/http/common-schemas.js';
 
 export const UserStatus = Type.Union([Type.Literal('active'), Type.Literal('banned'), Type.Literal('deleted')]);
 export type UserStatus = Static<typeof UserStatus>;
@@ -7,14 +7,6 @@ export const Locale = Type.Union([Type.Literal('en'), Type.Literal('da')]);
 const RegistrationState = Type.Union([Type.Literal('pending_email_verification'), Type.Literal('complete')]);
 const NameField = Type.String({ minLength: 1, maxLength: 200 });
 const Password = Type.String({ minLength: 1, description: "Checked against the environment's password policy." });
-
-/**
- * "This or null" for request bodies without Ajv's type coercion in the way. With `type: 'null'`, coercion
- * turns "" or false into null, so `{"emailSearch": ""}` would silently mean "no filter". Null is matched by
- * value, and first: a string branch tried first would coerce null into "".
- */
-const StrictNull = Type.Unsafe<null>({ const: null } as TSchema);
-const NullableInput = <T extends TSchema>(schema: T) => Type.Union([StrictNull, schema]);
 
 const userFields = {
   id: Uuid,

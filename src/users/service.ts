@@ -152,9 +152,10 @@ export function createUsersService({ db, clock, environments }: UsersDeps) {
       }, clock.now()));
     },
     findCredentials: (environmentId: string, email: string) => users.findCredentials(environmentId, normalizeEmail(email)),
-    recordFailedSignIn: (environmentId: string, userId: string, lockout: EnvironmentSettings['lockout']) =>
-      users.recordFailedSignIn(environmentId, userId, lockout, clock.now()),
-    resetFailedSignIns: (environmentId: string, userId: string) => users.resetFailedSignIns(environmentId, userId),
+    reserveSignInAttempt: (environmentId: string, email: string, lockout: EnvironmentSettings['lockout']) =>
+      users.reserveSignInAttempt(environmentId, normalizeEmail(email), lockout, clock.now()),
+    finishSignInAttempt: (environmentId: string, userId: string, succeeded: boolean, lockout: EnvironmentSettings['lockout']) =>
+      users.finishSignInAttempt(environmentId, userId, succeeded, lockout, clock.now()),
     completeRegistration: (environmentId: string, userId: string) => users.completeRegistration(environmentId, userId, clock.now()),
 
     async revokeAllSessions(environmentId: string, userId: string): Promise<void> {

@@ -18,7 +18,9 @@ export interface ProfileChanges {
   email?: string; passwordHash?: string; name?: string | null; firstName?: string | null; lastName?: string | null; locale?: string | null;
 }
 
-export interface Credentials { user: User; passwordHash: string | null; lockedUntil: Date | null }
+export interface Lockout { maxFailedAttempts: number; coolDownSeconds: number }
+
+export interface Credentials { user: User; passwordHash: string | null }
 
 const EMAIL_KEY = 'users_email_key';
 const json = (value: JsonObject) => JSON.stringify(value) as unknown as JsonObject;
@@ -57,7 +59,7 @@ export function createUsersStore(db: Db) {
     findCredentials: (environmentId: string, email: string) =>
       db.selectFrom('users').selectAll().where('environment_id', '=', environmentId).where('email', '=', email)
         .where('status', '!=', 'deleted').executeTakeFirst()
-        .then((row): Credentials | undefined => row && { user: toUser(row), passwordHash: row.password_hash, lockedUntil: row.locked_until }),
+        .then((row): Credentials | undefined => row && { user: toUser(row), passwordHash: row.password_hash}),
     async list(environmentId: string, filter: UserFilter, page: PageQuery) {
       let query = db.selectFrom('users').selectAll().where('environment_id', '=', environmentId);
       if (filter.emailSearch) query = query.where(sql<boolean>`email like ${containsPattern(filter.emailSearch)} escape '\\'`);
@@ -103,15 +105,25 @@ export function createUsersStore(db: Db) {
       byId(environmentId, userId).where('status', '=', 'active').set({
         registration_state: 'complete', email_verified_at: now, updated_at: now,
       }).returningAll().executeTakeFirst().then((row) => row && toUser(row)),
-    /** Counts a failed sign-in; the attempt that reaches the limit locks the account for the cool-down. */
-    recordFailedSignIn: (environmentId: string, userId: string, lockout: { maxFailedAttempts: number; coolDownSeconds: number }, now: Date) =>
-      byId(environmentId, userId).set((eb) => ({
-        failed_sign_ins: sql`case when failed_sign_ins + 1 >= ${lockout.maxFailedAttempts} then 0 else failed_sign_ins + 1 end`,
-        locked_until: sql`case when failed_sign_ins + 1 >= ${lockout.maxFailedAttempts}
-          then ${new Date(now.getTime() + lockout.coolDownSeconds * 1000)}::timestamptz else ${eb.ref('locked_until')} end`,
-      })).execute(),
-    resetFailedSignIns: (environmentId: string, userId: string) =>
-      byId(environmentId, userId).where('failed_sign_ins', '>', 0).set({ failed_sign_ins: 0, locked_until: null }).execute(),
+    /**
+     * Finds the live account for a sign-in and reserves one attempt in the same statement, so a burst of
+     * concurrent guesses gets no more tries than guesses one by one. Nothing comes back while the account
+     * is locked or its in-flight attempts already fill the budget (unknown email looks the same).
+     */
+    reserveSignInAttempt: (environmentId: string, email: string, lockout: Lockout, now: Date) =>
+      db.updateTable('users').set((eb) => ({ failed_sign_ins: eb('failed_sign_ins', '+', 1) }))
+        .where('environment_id', '=', environmentId).where('email', '=', email).where('status', '!=', 'deleted')
+        .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
+        .where('failed_sign_ins', '<', lockout.maxFailedAttempts)
+        .returningAll().executeTakeFirst()
+        .then((row): Credentials | undefined => row && { user: toUser(row), passwordHash: row.password_hash}),
+    /** A success clears the count; a failure keeps its reserved count, and the one that fills the budget locks the account. */
+    finishSignInAttempt: (environmentId: string, userId: string, succeeded: boolean, lockout: Lockout, now: Date) =>
+      byId(environmentId, userId).set(succeeded ? { failed_sign_ins: 0, locked_until: null } : {
+        locked_until: sql`case when failed_sign_ins >= ${lockout.maxFailedAttempts}
+          then ${new Date(now.getTime() + lockout.coolDownSeconds * 1000)}::timestamptz else locked_until end`,
+        failed_sign_ins: sql`case when failed_sign_ins >= ${lockout.maxFailedAttempts} then 0 else failed_sign_ins end`,
+      }).execute(),
   };
 }
 export type UsersStore = ReturnType<typeof createUsersStore>;

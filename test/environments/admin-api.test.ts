@@ -365,6 +365,16 @@ describe('admin plane authentication', () => {
     expectProblem(await t.server(env, ADMIN_TOKEN).get('/allowed-origins'), 401, 'unauthenticated');
   });
 
+  it("accepts on each plane only that plane's credential: a client session token works nowhere else", async () => {
+    const env = await t.given.environment();
+    const session = await t.given.session(env, await t.given.user(env));
+    expect((await t.client(env, { token: session.token }).get('/me')).statusCode).toBe(200);
+    expectProblem(await t.server(env, session.token).get('/allowed-origins'), 401, 'unauthenticated');
+    expectProblem(await t.app.inject({ method: 'GET', url: '/api/admin/v1/environments', headers: { authorization: `Bearer ${session.token}` } }), 401, 'unauthenticated');
+    expectProblem(await t.client(env, { token: env.secretKey }).get('/me'), 401, 'unauthenticated');
+    expectProblem(await t.client(env, { token: ADMIN_TOKEN }).get('/me'), 401, 'unauthenticated');
+  });
+
   it('does not exist at all when the app has no admin token: 404 even with a bearer token', async () => {
     const bare = await startTestApp({ adminToken: undefined });
     try {

@@ -194,7 +194,8 @@ describe('server faults on the embedded database', () => {
 
   it('answers 503 unavailable with Retry-After once the database is closed', async () => {
     await broken.database.close();
-    const res = await broken.app.inject({ method: 'GET', url: '/api/server/v1/allowed-origins', headers: { authorization: `Bearer ${env.secretKey}` } });
+    // The secret key may be answered from the process cache; listing users must reach the database.
+    const res = await broken.app.inject({ method: 'GET', url: '/api/server/v1/users', headers: { authorization: `Bearer ${env.secretKey}` } });
     expectProblem(res, 503, 'unavailable');
     expect(res.headers['retry-after']).toBe('1');
     expect(res.body).not.toContain('destroyed');

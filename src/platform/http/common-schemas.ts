@@ -3,6 +3,14 @@ import { Type, type Static, type TSchema } from 'typebox';
 export const Uuid = Type.String({ format: 'uuid' });
 export const DateTime = Type.String({ format: 'date-time' });
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+/**
+ * "This or null" for request bodies without Ajv's type coercion in the way. With `type: 'null'`, coercion
+ * turns "" or false into null, so `{"emailSearch": ""}` would silently mean "no filter". Null is matched by
+ * value, and first: a string branch tried first would coerce null into "".
+ */
+const StrictNull = Type.Unsafe<null>({ const: null } as TSchema);
+export const NullableInput = <T extends TSchema>(schema: T) => Type.Union([StrictNull, schema]);
+
 export const Email = Type.String({ format: 'email', minLength: 3, maxLength: 320 });
 /** A free-form JSON object (metadata bags). */
 export const JsonObject = Type.Record(Type.String(), Type.Unknown());
