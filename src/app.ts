@@ -15,6 +15,7 @@ import type { Notifications } from './platform/db/notifications.js';
 import { registerMetrics } from './platform/http/metrics.js';
 import { adminPlane, clientPlane, decorateRequests, serverPlane } from './platform/http/planes.js';
 import { ProblemError, registerProblemHandlers, replyWithProblem } from './platform/http/problem.js';
+import { registerValidators } from './platform/http/validation.js';
 import { createMailer, type Mailer } from './platform/mail/mailer.js';
 import { createOutboxStore } from './platform/mail/outbox-store.js';
 import { createRateLimiter } from './platform/rate-limit.js';
@@ -52,7 +53,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     forceCloseConnections: 'idle',
     // During a drain, finish requests that arrive on open keep-alive connections instead of a non-problem 503.
     return503OnClosing: false,
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: true } },
     // Errors raised before routing (a badly encoded URL) are problem+json too.
     frameworkErrors: replyWithProblem,
   });
@@ -67,6 +67,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const outbox = createOutboxStore(db);
   const settingsOf = (req: FastifyRequest) => (req.clientEnvironment as EnvironmentRecord).settings;
 
+  registerValidators(app);
   decorateRequests(app);
   registerProblemHandlers(app);
   registerMetrics(app);

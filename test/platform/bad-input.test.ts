@@ -92,6 +92,26 @@ describe('malformed requests', () => {
     for (const error of body.properties.errors) expect(Object.keys(error).sort()).toEqual(['message', 'path']);
   });
 
+  it('takes JSON body values as sent, never coercing a number, boolean or string into another type', async () => {
+    const env = await t.given.environment();
+    const before = await userRows(env);
+    const numeric = expectProblem(await t.server(env).post('/users', { email: `n-${randomUUID()}@example.com`, password: 12345678 }), 400, 'invalid_request');
+    expect(numeric.properties.errors).toEqual([{ path: '/body/password', message: 'must be string' }]);
+    const named = expectProblem(await t.server(env).post('/users', { email: `n-${randomUUID()}@example.com`, firstName: true }), 400, 'invalid_request');
+    expect(named.properties.errors).toEqual([{ path: '/body/firstName', message: 'must be string' }]);
+    const single = expectProblem(await t.server(env).put('/allowed-origins', { origins: 'https://app.example.com' }), 400, 'invalid_request');
+    expect(single.properties.errors).toEqual([{ path: '/body/origins', message: 'must be array' }]);
+    expect(await userRows(env)).toEqual(before);
+  });
+
+  it('still reads query strings as text coerced to the declared types (numbers, repeated parameters)', async () => {
+    const env = await t.given.environment();
+    await t.given.user(env);
+    const res = await t.server(env).get('/users?limit=1&status=active&status=banned');
+    expect(res.statusCode).toBe(200);
+    expect(res.json().items).toHaveLength(1);
+  });
+
   it('answers an unknown query parameter and an out-of-range limit with 400 naming them', async () => {
     const env = await t.given.environment();
     const unknown = expectProblem(await t.server(env).get('/users?sort=email'), 400, 'invalid_request');

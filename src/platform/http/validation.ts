@@ -1,0 +1,20 @@
+import { Ajv, type Options } from 'ajv';
+import * as ajvFormats from 'ajv-formats';
+import type { FastifyInstance } from 'fastify';
+
+// ajv-formats is CommonJS; under ESM its plugin may sit one `default` deeper.
+type FormatsPlugin = (ajv: Ajv) => Ajv;
+const formats = ajvFormats as unknown as { default: FormatsPlugin | { default: FormatsPlugin } };
+const addFormats: FormatsPlugin = typeof formats.default === 'function' ? formats.default : formats.default.default;
+
+const common: Options = { removeAdditional: false, useDefaults: true, allErrors: true, strict: false };
+
+/**
+ * JSON bodies are validated as sent: `{"password": 12345678}` is a number, not a string. Query strings
+ * and path parameters arrive as text, so there (and only there) values are coerced to the schema's types.
+ */
+export function registerValidators(app: FastifyInstance) {
+  const exact = addFormats(new Ajv({ ...common, coerceTypes: false }));
+  const coercing = addFormats(new Ajv({ ...common, coerceTypes: 'array' }));
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? exact : coercing).compile(schema));
+}
