@@ -18,6 +18,8 @@ export interface AuthDeps { db: Db; clock: Clock; users: UsersService; sessions:
 const CODE_LIFETIME_MS = 10 * 60_000;
 const CODE_SENDS_PER_EMAIL = { max: 5, windowSeconds: 3600 };
 const CODE_SENDS_PER_IP = { max: 30, windowSeconds: 3600 };
+// Every sign-up mails a code to the address given: one client must not turn us into a mail cannon.
+const SIGN_UPS_PER_IP = { max: 100, windowSeconds: 3600 };
 
 const codeHash = (userId: string, code: string) => sha256(`${userId}:${code}`);
 
@@ -49,6 +51,7 @@ export function createAuthService({ db, clock, users, sessions, mailer, limiter 
 
   return {
     async signUp(env: AuthEnvironment, body: SignUpBody, origin: SessionOrigin) {
+      await throttle(env, `sign_up:ip:${origin.ipAddress}`, SIGN_UPS_PER_IP);
       const pending = env.settings.emailVerificationRequired;
       const user = await users.register(env.id, { ...body, pending });
       if (pending) {

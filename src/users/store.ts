@@ -74,7 +74,8 @@ export function createUsersStore(db: Db) {
     async updateProfile(environmentId: string, userId: string, changes: ProfileChanges, now: Date): Promise<User | undefined | 'email_taken'> {
       try {
         const row = await byId(environmentId, userId).where('status', '!=', 'deleted').set({
-          ...(changes.email !== undefined && { email: changes.email, email_verified_at: now }),
+          // An email set by the server counts as verified, which also completes a pending registration.
+          ...(changes.email !== undefined && { email: changes.email, email_verified_at: now, registration_state: 'complete' as const }),
           ...(changes.passwordHash !== undefined && { password_hash: changes.passwordHash }),
           ...(changes.name !== undefined && { name: changes.name }),
           ...(changes.firstName !== undefined && { first_name: changes.firstName }),

@@ -32,6 +32,21 @@ describe('client sign-up and email verification', () => {
   }
 
   describe('POST /_svc/auth/sign-up', () => {
+    it('limits sign-ups to 100 per client IP per hour in an environment, answering 429 with Retry-After', async () => {
+      const env = await t.given.environment({ emailVerificationRequired: false });
+      const signUp = (i: number, remoteAddress: string) =>
+        t.client(env).post('/auth/sign-up?_is_native=true', { email: `burst-${i}@example.com`, password: PASSWORD }, { remoteAddress });
+      for (let i = 0; i < 100; i++) expect((await signUp(i, '203.0.113.5')).statusCode).toBe(201);
+
+      const refused = await signUp(100, '203.0.113.5');
+      expect(refused.statusCode).toBe(429);
+      expect(refused.json().properties.code).toBe('rate_limited');
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      const stored = await t.db.selectFrom('users').select('id').where('environment_id', '=', env.id).execute();
+      expect(stored).toHaveLength(100);
+      expect((await signUp(101, '198.51.100.5')).statusCode).toBe(201);
+    });
+
     it('creates a pending user in client form, mails a 6-digit code and starts no session', async () => {
       const env = await t.given.environment();
 

@@ -184,6 +184,18 @@ describe('PATCH /api/server/v1/users/:userId and the user sessions endpoints', (
       await t.server(env).post(`/users/${user.id}/ban`);
       expect((await t.server(env).patch(`/users/${user.id}`, { firstName: 'Ada' })).json()).toMatchObject({ firstName: 'Ada', status: 'banned' });
     });
+    it('completes a pending client registration when the server sets the email, so the user can sign in', async () => {
+      const env = await t.given.environment();
+      const signedUp = await t.client(env).post('/auth/sign-up', { email: 'pending@example.com', password: PASSWORD });
+      expect(signedUp.json().user.registrationState).toBe('pending_email_verification');
+      t.clock.advance(1000);
+
+      const res = await t.server(env).patch(`/users/${signedUp.json().user.id}`, { email: 'verified@example.com' });
+
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toMatchObject({ email: 'verified@example.com', registrationState: 'complete', emailVerifiedAt: t.clock.now().toISOString() });
+      expect((await signIn(env, 'verified@example.com', PASSWORD)).statusCode).toBe(200);
+    });
   });
 
   describe('GET /users/:userId/sessions', () => {

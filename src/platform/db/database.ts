@@ -67,7 +67,9 @@ export function inTransaction<T>(db: Db, fn: (trx: Db) => Promise<T>): Promise<T
 export function isUnavailableError(err: unknown): boolean {
   const e = err as { code?: string; message?: string };
   if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006'].includes(e?.code ?? '')) return true;
-  return /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED/i.test(e?.message ?? '');
+  // A handle closed by shutdown, or a pool that was ended, cannot answer either.
+  return /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED|driver has already been destroyed|PGlite is closed|Cannot use a pool after calling end/i
+    .test(e?.message ?? '');
 }
 
 /** True for a unique-constraint violation, optionally of one named constraint or index. */

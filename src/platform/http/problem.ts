@@ -39,9 +39,6 @@ function send(request: FastifyRequest, reply: FastifyReply, problem: ProblemErro
     });
 }
 
-/** A database handle that was closed (shutdown, or a pool that was ended) cannot answer either: 503, not 500. */
-const isClosedDatabaseError = (error: Error) =>
-  /driver has already been destroyed|PGlite is closed|Cannot use a pool after calling end/i.test(error.message ?? '');
 
 /** Turns any thrown error into the problem it stands for; unknown errors become an opaque 500. */
 function toProblem(error: FastifyError, request: FastifyRequest): ProblemError | undefined {
@@ -71,7 +68,7 @@ function toProblem(error: FastifyError, request: FastifyRequest): ProblemError |
   if (error instanceof SyntaxError && error.statusCode === 400) {
     return new ProblemError(400, 'invalid_request', 'The request body is not valid JSON.');
   }
-  if (isUnavailableError(error) || isClosedDatabaseError(error)) {
+  if (isUnavailableError(error)) {
     return new ProblemError(503, 'unavailable', 'The database is unavailable; retry shortly.', {}, { 'Retry-After': '1' });
   }
   if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
