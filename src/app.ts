@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
@@ -71,7 +70,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   decorateRequests(app);
   registerProblemHandlers(app);
   registerMetrics(app);
-  await app.register(cookie);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

@@ -1,3 +1,4 @@
+import cookie from '@fastify/cookie';
 import cors from '@fastify/cors';
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { ProblemError } from './problem.js';
@@ -109,6 +110,8 @@ export function clientPlane(deps: ClientPlaneDeps): FastifyPluginAsync {
         throw new ProblemError(403, 'forbidden', `Origin ${origin} is not allowed for this environment.`);
       }
     });
+    // Only the client plane reads cookies; the other planes skip parsing them.
+    await app.register(cookie);
     // CORS with credentials for the environment's allowed origins only; registered after the hook above
     // so the environment is known, and at this level so it covers every client route and the preflight.
     await app.register(cors, {
