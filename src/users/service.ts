@@ -34,8 +34,11 @@ export async function checkedPasswordHash(password: string, settings: Environmen
   return hashPassword(password);
 }
 
+const BAGS = ['publicMetadata', 'privateMetadata', 'unsafeMetadata'] as const;
+
 export function createUsersService({ db, clock, environments }: UsersDeps) {
   const users = createUsersStore(db);
+  const sessions = createSessionsService({ db, clock });
 
   /** The user as it is now; 404 when absent (another environment's user is absent too). */
   async function existing(environmentId: string, userId: string) {
@@ -75,11 +78,11 @@ export function createUsersService({ db, clock, environments }: UsersDeps) {
       const current = await store.findForUpdate(environmentId, userId);
       if (!current) throw userNotFound();
       if (current.status === 'deleted') throw userDeleted();
-      const merged = {
-        publicMetadata: patch.publicMetadata ? deepMerge(current.publicMetadata, patch.publicMetadata) : current.publicMetadata,
-        privateMetadata: patch.privateMetadata ? deepMerge(current.privateMetadata, patch.privateMetadata) : current.privateMetadata,
-        unsafeMetadata: patch.unsafeMetadata ? deepMerge(current.unsafeMetadata, patch.unsafeMetadata) : current.unsafeMetadata,
-      };
+      const [publicMetadata, privateMetadata, unsafeMetadata] = BAGS.map((bag) => {
+        const changes = patch[bag];
+        return changes ? deepMerge(current[bag], changes) : current[bag];
+      });
+      const merged = { publicMetadata, privateMetadata, unsafeMetadata };
       assertMetadataBudget(merged.publicMetadata, merged.privateMetadata, merged.unsafeMetadata);
       return store.setMetadata(environmentId, userId, merged, clock.now());
     });
@@ -160,15 +163,15 @@ export function createUsersService({ db, clock, environments }: UsersDeps) {
 
     async revokeAllSessions(environmentId: string, userId: string): Promise<void> {
       await changeable(environmentId, userId);
-      await createSessionsService({ db, clock }).revokeAllForUser(environmentId, userId);
+      await sessions.revokeAllForUser(environmentId, userId);
     },
     async listSessions(environmentId: string, userId: string, query: ListSessionsQuery) {
       await existing(environmentId, userId);
-      return createSessionsService({ db, clock }).listForUser(environmentId, userId, query);
+      return sessions.listForUser(environmentId, userId, query);
     },
     async revokeSession(environmentId: string, userId: string, sessionId: string) {
       await changeable(environmentId, userId);
-      return createSessionsService({ db, clock }).revoke(environmentId, userId, sessionId);
+      return sessions.revoke(environmentId, userId, sessionId);
     },
   };
 }
