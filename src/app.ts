@@ -15,7 +15,7 @@ import { registerMetrics } from './platform/http/metrics.js';
 import { adminPlane, clientPlane, decorateRequests, serverPlane } from './platform/http/planes.js';
 import { ProblemError, registerProblemHandlers, replyWithProblem } from './platform/http/problem.js';
 import { registerValidators } from './platform/http/validation.js';
-import { createMailer, type Mailer } from './platform/mail/mailer.js';
+import { createMailer, DEFAULT_MAIL_FROM } from './platform/mail/mailer.js';
 import { createOutboxStore } from './platform/mail/outbox-store.js';
 import { createRateLimiter } from './platform/rate-limit.js';
 import { sessionsClientRoutes } from './sessions/routes.js';
@@ -58,7 +58,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Bodies are JSON only: a text/plain body is 415, not a string that fails validation.
   app.removeContentTypeParser('text/plain');
 
-  const mailer = createMailer({ db, clock, log: app.log, smtpUrl: options.smtpUrl, from: options.mailFrom ?? 'Gatehouse <no-reply@gatehouse.localhost>' });
+  const mailer = createMailer({ db, clock, log: app.log, smtpUrl: options.smtpUrl, from: options.mailFrom ?? DEFAULT_MAIL_FROM });
   const environments = createEnvironmentsService({ db, clock, defaultFrontendPort: options.publicPort, notifications: options.notifications });
   const sessions = createSessionsService({ db, clock });
   const users = createUsersService({ db, clock, environments });
@@ -103,16 +103,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     allowedOriginsServerRoutes(environments),
   ]), { prefix: '/api/server/v1' });
 
-  await app.register(async (client) => {
-    await client.register(clientPlane({
-      resolveEnvironment: (host) => environments.findByHost(host),
-      authenticateSession: (environmentId, token) => sessions.authenticate(environmentId, token),
-      publicRoutes: [
-        authPublicRoutes(auth, settingsOf),
-      ],
-      sessionRoutes: [usersClientRoutes(users), sessionsClientRoutes(sessions), authSessionRoutes(sessions)],
-    }));
-  }, { prefix: '/_svc' });
+  await app.register(clientPlane({
+    resolveEnvironment: (host) => environments.findByHost(host),
+    authenticateSession: (environmentId, token) => sessions.authenticate(environmentId, token),
+    publicRoutes: [authPublicRoutes(auth, settingsOf)],
+    sessionRoutes: [usersClientRoutes(users), sessionsClientRoutes(sessions), authSessionRoutes(sessions)],
+  }), { prefix: '/_svc' });
 
   if (options.adminToken) {
     await app.register(adminPlane(options.adminToken, adminTokenMatches, [
@@ -124,4 +120,3 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   return app;
 }
 
-export type { Mailer };

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
+import { DEFAULT_MAIL_FROM } from './platform/mail/mailer.js';
 
 const ConfigSchema = Type.Object({
   port: Type.Integer({ minimum: 0, maximum: 65535 }),
@@ -25,7 +26,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     databaseUrl: env.DATABASE_URL || undefined,
     adminToken: env.GATEHOUSE_ADMIN_TOKEN || undefined,
     smtpUrl: env.GATEHOUSE_SMTP_URL || undefined,
-    mailFrom: env.GATEHOUSE_MAIL_FROM ?? 'Gatehouse <no-reply@gatehouse.localhost>',
+    mailFrom: env.GATEHOUSE_MAIL_FROM ?? DEFAULT_MAIL_FROM,
     trustedProxies: (env.GATEHOUSE_TRUSTED_PROXIES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     logLevel: env.LOG_LEVEL ?? 'info',
   };
@@ -38,7 +39,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   if (errors.length > 0) {
     const lines = errors.map((e) => {
       const key = e.instancePath.split('/')[1] ?? '';
-      return `  ${names[key] ?? key}: ${e.message} (got ${JSON.stringify((raw as Record<string, unknown>)[key])})`;
+      const name = names[key] ?? key;
+      // Show what the operator typed, not what parsing made of it (PORT=eighty, not NaN).
+      return `  ${name}: ${e.message} (got ${JSON.stringify(env[name] ?? (raw as Record<string, unknown>)[key])})`;
     });
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }

@@ -4,6 +4,8 @@ import type { Clock } from '../clock.js';
 import type { Db } from '../db/database.js';
 import { createOutboxStore } from './outbox-store.js';
 
+export const DEFAULT_MAIL_FROM = 'Gatehouse <no-reply@gatehouse.localhost>';
+
 export interface Mail { to: string; subject: string; text: string; html: string }
 
 export interface Mailer {
