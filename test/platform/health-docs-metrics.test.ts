@@ -184,6 +184,14 @@ describe('GET /openapi.json', () => {
     }
   });
 
+  it('gives every operation a summary and a tag, so the reference page reads as a table of contents', () => {
+    for (const [method, path] of served()) {
+      const op = doc.paths[path][method.toLowerCase()];
+      expect(op.summary, `${method} ${path}`).toMatch(/^[A-Z].{5,}/);
+      expect(op.tags?.length, `${method} ${path}`).toBeGreaterThan(0);
+    }
+  });
+
   it('documents a JSON request body for every POST, PUT and PATCH that takes one', () => {
     for (const [method, path] of served().filter(([m]) => m !== 'GET' && m !== 'DELETE')) {
       const op = doc.paths[path][method.toLowerCase()];
