@@ -15,6 +15,7 @@ import { registerMetrics } from './platform/http/metrics.js';
 import { adminPlane, clientPlane, decorateRequests, serverPlane } from './platform/http/planes.js';
 import { ProblemError, registerProblemHandlers, replyWithProblem } from './platform/http/problem.js';
 import { registerValidators } from './platform/http/validation.js';
+import { Problem } from './platform/http/common-schemas.js';
 import { createMailer, DEFAULT_MAIL_FROM } from './platform/mail/mailer.js';
 import { createOutboxStore } from './platform/mail/outbox-store.js';
 import { createRateLimiter } from './platform/rate-limit.js';
@@ -80,9 +81,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       } },
     },
     // Each plane's auth lives in its hook, so the document states it per route prefix.
+    // Every error has the one problem+json shape, so the document states it once per operation here.
     transform: ({ schema, url }) => {
       const security = url.startsWith('/api/server/') ? [{ secretKey: [] }] : url.startsWith('/api/admin/') ? [{ adminToken: [] }] : undefined;
-      return { schema: schema && security ? { ...schema, security } : schema, url };
+      if (!schema || schema.hide) return { schema, url };
+      const problem = { description: 'Error (RFC 9457)', content: { 'application/problem+json': { schema: Problem } } };
+      const response = { ...(schema.response as object), '4XX': problem, '5XX': problem };
+      return { schema: { ...schema, response, ...(security && { security }) }, url };
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });

@@ -192,6 +192,16 @@ describe('GET /openapi.json', () => {
     }
   });
 
+  it('documents the problem+json error shape for 4XX and 5XX on every operation', () => {
+    for (const [method, path] of served()) {
+      const responses = doc.paths[path][method.toLowerCase()].responses;
+      for (const range of ['4XX', '5XX']) {
+        const schema = responses[range]?.content?.['application/problem+json']?.schema;
+        expect(schema?.required, `${method} ${path} ${range}`).toEqual(['type', 'title', 'status', 'detail', 'instance', 'properties']);
+      }
+    }
+  });
+
   it('documents a JSON request body for every POST, PUT and PATCH that takes one', () => {
     for (const [method, path] of served().filter(([m]) => m !== 'GET' && m !== 'DELETE')) {
       const op = doc.paths[path][method.toLowerCase()];

@@ -35,3 +35,16 @@ export const NoContent = Type.Null({ description: 'No content' });
 export function noContent(reply: { code(status: number): { send(payload: null): unknown } }): void {
   reply.code(204).send(null);
 }
+
+/** The RFC 9457 body of every error; `properties.code` is the stable machine-readable code. */
+export const Problem = Type.Object({
+  type: Type.String({ description: 'urn:gatehouse:problem:<code>' }),
+  title: Type.String(),
+  status: Type.Integer(),
+  detail: Type.String(),
+  instance: Type.String({ description: 'urn:uuid:<request id>, also in the server log line' }),
+  properties: Type.Object({
+    code: Type.String({ description: 'Stable snake_case error code, e.g. user_not_found' }),
+    errors: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+  }, { additionalProperties: true }),
+}, { title: 'Problem', description: 'application/problem+json' });
