@@ -24,6 +24,21 @@ describe('the gatehouse operator CLI', () => {
     }
   };
 
+  it('applies every migration once with migrate, and says the database is up to date the second time', async () => {
+    const fresh = await mkdtemp(join(tmpdir(), 'gatehouse-migrate-'));
+    try {
+      const migrate = () => run('node', ['bin/gatehouse.js', 'migrate'], { env: { ...process.env, GATEHOUSE_DATA_DIR: fresh, DATABASE_URL: '' } });
+      const first = await migrate();
+      expect(first.stderr).toMatch(/Applied migrations: 0001_environments\.sql, 0002_users\.sql/);
+      expect(first.stderr).toContain('Database is up to date.');
+      const second = await migrate();
+      expect(second.stderr).not.toContain('Applied migrations');
+      expect(second.stderr.trim()).toBe('Database is up to date.');
+    } finally {
+      await rm(fresh, { recursive: true, force: true });
+    }
+  });
+
   it('creates an environment and prints JSON with its id, secret key and frontend host', async () => {
     const res = await gatehouse('env', 'create', '--name', 'Staging EU', '--frontend-host', 'staging.example.test');
     expect(res.code).toBe(0);
