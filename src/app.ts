@@ -15,6 +15,7 @@ import { registerMetrics } from './platform/http/metrics.js';
 import { adminPlane, clientPlane, decorateRequests, serverPlane } from './platform/http/planes.js';
 import { ProblemError, registerProblemHandlers, replyWithProblem } from './platform/http/problem.js';
 import { registerValidators } from './platform/http/validation.js';
+import { scheduleMaintenance } from './platform/maintenance.js';
 import { Problem } from './platform/http/common-schemas.js';
 import { createMailer, DEFAULT_MAIL_FROM } from './platform/mail/mailer.js';
 import { createOutboxStore } from './platform/mail/outbox-store.js';
@@ -63,7 +64,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const environments = createEnvironmentsService({ db, clock, defaultFrontendPort: options.publicPort, notifications: options.notifications });
   const sessions = createSessionsService({ db, clock });
   const users = createUsersService({ db, clock, environments });
-  const auth = createAuthService({ db, clock, users, sessions, mailer, limiter: createRateLimiter(db, clock) });
+  const limiter = createRateLimiter(db, clock);
+  const auth = createAuthService({ db, clock, users, sessions, mailer, limiter });
   const outbox = createOutboxStore(db);
   const settingsOf = (req: FastifyRequest) => (req.clientEnvironment as EnvironmentRecord).settings;
 
@@ -121,6 +123,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ]), { prefix: '/api/admin/v1' });
   }
 
+  scheduleMaintenance(app, { pruneRateLimitWindows: limiter.pruneOldWindows, pruneExpiredCodes: auth.pruneExpiredCodes });
   app.addHook('onClose', async () => mailer.close());
   return app;
 }

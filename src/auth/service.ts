@@ -50,6 +50,9 @@ export function createAuthService({ db, clock, users, sessions, mailer, limiter 
   }
 
   return {
+    /** Housekeeping: codes a day past expiry are gone for good. */
+    pruneExpiredCodes: () => codes.deleteExpired(new Date(clock.now().getTime() - 86_400_000)),
+
     async signUp(env: AuthEnvironment, body: SignUpBody, origin: SessionOrigin) {
       await throttle(env, `sign_up:ip:${origin.ipAddress}`, SIGN_UPS_PER_IP);
       const pending = env.settings.emailVerificationRequired;

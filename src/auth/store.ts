@@ -14,6 +14,8 @@ export function createCodesStore(db: Db) {
       }).onConflict((oc) => oc.columns(['environment_id', 'user_id', 'purpose']).doUpdateSet({
         code_hash: codeHash, attempts: 0, created_at: now, expires_at: expiresAt, used_at: null,
       })).execute(),
+    /** Deletes codes that expired before the cut-off (used or not): they can never work again. */
+    deleteExpired: (before: Date) => db.deleteFrom('verification_codes').where('expires_at', '<', before).execute(),
     /**
      * One statement decides: a matching live code is used up (so it works once, even concurrently);
      * a wrong one counts an attempt, and the fifth wrong attempt burns the code.

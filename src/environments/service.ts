@@ -90,7 +90,7 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
 
   return {
     /** The environment and its first key land together or not at all. */
-    create(body: CreateEnvironmentBody): Promise<CreatedEnvironment> {
+    async create(body: CreateEnvironmentBody): Promise<CreatedEnvironment> {
       const overrides = validatedOverrides({}, body.settings);
       return inTransaction(db, async (trx) => {
         const store = createEnvironmentsStore(trx);

@@ -26,7 +26,7 @@ export const EnvironmentSettings = Type.Object({
   }, { additionalProperties: false }),
   lockout: Type.Object({
     maxFailedAttempts: PositiveInt, coolDownSeconds: PositiveInt,
-    ipMaxFailures: PositiveInt, ipWindowSeconds: PositiveInt,
+    ipMaxFailures: PositiveInt, ipWindowSeconds: Type.Integer({ minimum: 1, maximum: 86_400 }),
   }, { additionalProperties: false }),
 }, { additionalProperties: false, title: 'EnvironmentSettings' });
 export type EnvironmentSettings = Static<typeof EnvironmentSettings>;

@@ -28,6 +28,9 @@ export function createRateLimiter(db: Db, clock: Clock) {
       const count = row.rows[0]?.count;
       return { allowed: count !== undefined, count: count ?? limit.max, retryAfterSeconds, windowStart: start };
     },
+    /** Deletes windows that ended long ago; no limit uses a window over a day, so two days is safe. */
+    pruneOldWindows: () =>
+      db.deleteFrom('rate_limit_windows').where('window_start', '<', new Date(clock.now().getTime() - 2 * 86_400_000)).execute(),
     /** Gives back a hit that turned out not to count (a reserved attempt that succeeded). */
     release: (environmentId: string, bucket: string, hit: RateLimitResult) =>
       db.updateTable('rate_limit_windows').set((eb) => ({ count: eb('count', '-', 1) }))
