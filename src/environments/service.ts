@@ -53,12 +53,16 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
     return result;
   }
 
-  /** Serves from the cache only while this process is sure to hear about changes. */
+  /**
+   * Serves from the cache only while this process is sure to hear about changes, and stores a loaded
+   * value only if no eviction arrived while it was loading (it may predate the change evicted).
+   */
   async function cached<V>(cache: ReturnType<typeof createCache<V>>, key: string, load: () => Promise<V | undefined>) {
     const hit = notifications.listening ? cache.get(key) : undefined;
     if (hit) return hit;
+    const generation = cache.generation();
     const value = await load();
-    if (value && notifications.listening) cache.set(key, value);
+    if (value && notifications.listening) cache.set(key, value, generation);
     return value;
   }
   const findEnvironment = (id: string) => cached(envCache, `id:${id}`, () => environments.find(id));

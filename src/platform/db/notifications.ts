@@ -2,6 +2,8 @@ import pg from 'pg';
 import { sql } from 'kysely';
 import type { Db } from './database.js';
 
+const HEARTBEAT_MS = 15_000;
+
 /** The one channel on which processes tell each other that cached rows changed. */
 export const INVALIDATION_CHANNEL = 'gatehouse_invalidate';
 
@@ -44,7 +46,8 @@ export function postgresNotifications(url: string): Notifications {
   };
   async function connect() {
     if (closed) return;
-    const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+    // Keep-alive and a heartbeat notice a half-open connection, which would otherwise listen to nothing.
+    const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000, keepAlive: true });
     client = next;
     next.on('error', lost);
     next.on('end', lost);
@@ -54,6 +57,11 @@ export function postgresNotifications(url: string): Notifications {
       await next.query(`LISTEN ${INVALIDATION_CHANNEL}`);
       listening = true;
       retryMs = 250;
+      const heartbeat = setInterval(() => {
+        if (client !== next) return clearInterval(heartbeat);
+        next.query('select 1').catch(lost);
+      }, HEARTBEAT_MS);
+      heartbeat.unref();
       reset(); // anything cached before this point may have missed a message
     } catch {
       lost();
