@@ -28,8 +28,10 @@ export function createAuthService({ db, clock, users, sessions, mailer, limiter 
   const codes = createCodesStore(db);
 
   async function startSession(env: AuthEnvironment, user: User, origin: SessionOrigin) {
-    const { session, token } = await sessions.start(env.id, user.id, env.settings.session, origin);
-    return { user: toClientUser(user), session, token };
+    const started = await sessions.start(env.id, user.id, env.settings.session, origin);
+    // Banned or deleted between the credential check and now: no session, and no detail either.
+    if (!started) throw invalidCredentials();
+    return { user: toClientUser(user), ...started };
   }
 
   async function mailVerificationCode(env: AuthEnvironment, user: User) {

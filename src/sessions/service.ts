@@ -21,7 +21,10 @@ export const sessionNotFound = () => new ProblemError(404, 'resource_not_found',
 export function createSessionsService({ db, clock }: { db: Db; clock: Clock }) {
   const store = createSessionsStore(db);
   return {
-    /** A fresh random token at every sign-in (no fixation); only its hash is stored. */
+    /**
+     * A fresh random token at every sign-in (no fixation); only its hash is stored. Undefined when the
+     * user is no longer active (banned or deleted while signing in).
+     */
     async start(environmentId: string, userId: string, lifetimes: SessionLifetimes, origin: SessionOrigin) {
       const token = randomToken('sess_');
       const now = clock.now();
@@ -29,7 +32,7 @@ export function createSessionsService({ db, clock }: { db: Db; clock: Clock }) {
         userId, tokenHash: sha256(token), actor: origin.actor ?? null, ipAddress: origin.ipAddress, userAgent: origin.userAgent?.slice(0, 512) ?? null,
         idleTimeoutSeconds: lifetimes.idleTimeoutSeconds, expiresAt: new Date(now.getTime() + lifetimes.maxLifetimeSeconds * 1000),
       }, now);
-      return { session, token };
+      return session && { session, token };
     },
     async authenticate(environmentId: string, token: string) {
       if (!token.startsWith('sess_')) return undefined;

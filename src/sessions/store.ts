@@ -17,13 +17,22 @@ const isLive = (now: Date) =>
 
 export function createSessionsStore(db: Db) {
   return {
+    /**
+     * Starts a session only while its user is active. The user row is read FOR SHARE, so a ban or delete
+     * running at the same moment either waits for this insert (and then revokes the new session too) or
+     * commits first (and this inserts nothing): a user banned mid-sign-in never keeps a session.
+     */
     insert: (environmentId: string, session: NewSession, now: Date) =>
-      db.insertInto('sessions').values({
-        environment_id: environmentId, id: uuidv7(), user_id: session.userId, token_hash: session.tokenHash,
-        actor: session.actor === null ? null : (JSON.stringify(session.actor) as unknown as JsonObject),
-        ip_address: session.ipAddress, user_agent: session.userAgent, created_at: now, last_active_at: now,
-        idle_timeout_seconds: session.idleTimeoutSeconds, expires_at: session.expiresAt,
-      }).returningAll().executeTakeFirstOrThrow().then(toStarted),
+      sql<Selectable<SessionRow>>`
+        insert into sessions (environment_id, id, user_id, token_hash, actor, ip_address, user_agent,
+                              created_at, last_active_at, idle_timeout_seconds, expires_at)
+        select u.environment_id, ${uuidv7()}::uuid, u.id, ${session.tokenHash}, ${session.actor === null ? null : JSON.stringify(session.actor)}::jsonb,
+               ${session.ipAddress}, ${session.userAgent}, ${now}::timestamptz, ${now}::timestamptz,
+               ${session.idleTimeoutSeconds}::integer, ${session.expiresAt}::timestamptz
+        from users u
+        where u.environment_id = ${environmentId} and u.id = ${session.userId} and u.status = 'active'
+        for share
+        returning *`.execute(db).then((r) => r.rows[0] && toStarted(r.rows[0])),
     /** The live session for a token, only while its user is active. */
     findLiveByToken: (environmentId: string, tokenHash: Buffer, now: Date) =>
       db.selectFrom('sessions as s')
