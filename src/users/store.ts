@@ -23,6 +23,8 @@ export interface Lockout { maxFailedAttempts: number; coolDownSeconds: number }
 export interface Credentials { user: User; passwordHash: string | null }
 
 const EMAIL_KEY = 'users_email_key';
+// No sign-in attempt stays in flight longer than this (the hash takes milliseconds).
+const ATTEMPT_IN_FLIGHT_MS = 60_000;
 const json = (value: JsonObject) => JSON.stringify(value) as unknown as JsonObject;
 /** LIKE pattern for a literal substring: %, _ and \ match only themselves. */
 export const containsPattern = (s: string) => `%${s.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -59,7 +61,7 @@ export function createUsersStore(db: Db) {
     findCredentials: (environmentId: string, email: string) =>
       db.selectFrom('users').selectAll().where('environment_id', '=', environmentId).where('email', '=', email)
         .where('status', '!=', 'deleted').executeTakeFirst()
-        .then((row): Credentials | undefined => row && { user: toUser(row), passwordHash: row.password_hash}),
+        .then((row): Credentials | undefined => row && { user: toUser(row), passwordHash: row.password_hash }),
     async list(environmentId: string, filter: UserFilter, page: PageQuery) {
       let query = db.selectFrom('users').selectAll().where('environment_id', '=', environmentId);
       if (filter.emailSearch) query = query.where(sql<boolean>`email like ${containsPattern(filter.emailSearch)} escape '\\'`);
@@ -112,12 +114,20 @@ export function createUsersStore(db: Db) {
      * is locked or its in-flight attempts already fill the budget (unknown email looks the same).
      */
     reserveSignInAttempt: (environmentId: string, email: string, lockout: Lockout, now: Date) =>
-      db.updateTable('users').set((eb) => ({ failed_sign_ins: eb('failed_sign_ins', '+', 1) }))
+      db.updateTable('users').set({
+        // A full count with no recent attempt is left over (a crash, a lowered limit): start over.
+        failed_sign_ins: sql`case when failed_sign_ins >= ${lockout.maxFailedAttempts} then 1 else failed_sign_ins + 1 end`,
+        last_sign_in_attempt_at: now,
+      })
         .where('environment_id', '=', environmentId).where('email', '=', email).where('status', '!=', 'deleted')
         .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
-        .where('failed_sign_ins', '<', lockout.maxFailedAttempts)
+        .where((eb) => eb.or([
+          eb('failed_sign_ins', '<', lockout.maxFailedAttempts),
+          eb('last_sign_in_attempt_at', 'is', null),
+          eb('last_sign_in_attempt_at', '<', new Date(now.getTime() - ATTEMPT_IN_FLIGHT_MS)),
+        ]))
         .returningAll().executeTakeFirst()
-        .then((row): Credentials | undefined => row && { user: toUser(row), passwordHash: row.password_hash}),
+        .then((row): Credentials | undefined => row && { user: toUser(row), passwordHash: row.password_hash }),
     /** A success clears the count; a failure keeps its reserved count, and the one that fills the budget locks the account. */
     finishSignInAttempt: (environmentId: string, userId: string, succeeded: boolean, lockout: Lockout, now: Date) =>
       byId(environmentId, userId).set(succeeded ? { failed_sign_ins: 0, locked_until: null } : {

@@ -243,6 +243,17 @@ describe('POST /_svc/auth/sign-in', () => {
       expect((await signIn(env, b.email, b.password)).statusCode).toBe(401);
     });
 
+    it('lets a right password in after the limit is lowered below an account\'s failure count, once no attempt is in flight', async () => {
+      const env = await t.given.environment();
+      const user = await t.given.user(env);
+      for (let i = 0; i < 7; i++) expect((await signIn(env, user.email, WRONG)).statusCode).toBe(401);
+      await t.admin.patch(`/environments/${env.id}`, { settings: { lockout: { maxFailedAttempts: 5 } } });
+
+      expect((await signIn(env, user.email, user.password)).statusCode).toBe(401); // seven failures, limit five
+      t.clock.advance(60_001);
+      expect((await signIn(env, user.email, user.password)).statusCode).toBe(200);
+    });
+
     it('locks only the attacked account', async () => {
       const env = await t.given.environment();
       const [victim, bystander] = [await t.given.user(env), await t.given.user(env)];

@@ -17,7 +17,7 @@ export interface UserRow {
   locale: string | null; status: 'active' | 'banned' | 'deleted';
   registration_state: 'pending_email_verification' | 'complete';
   public_metadata: Json; private_metadata: Json; unsafe_metadata: Json;
-  failed_sign_ins: Generated<number>; locked_until: Date | null;
+  failed_sign_ins: Generated<number>; locked_until: Date | null; last_sign_in_attempt_at: Date | null;
   created_at: Date; updated_at: Date; deleted_at: Date | null;
 }
 
