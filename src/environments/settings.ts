@@ -5,28 +5,31 @@ import { deepMerge, type JsonObject } from '../platform/json.js';
 import { isSafeAbsoluteUrl } from './origins.js';
 
 const Url = Type.String({ format: 'uri', maxLength: 2048 });
-const PositiveInt = Type.Integer({ minimum: 1 });
+// Upper bounds keep every value inside what the database columns and dates can hold.
+const TEN_YEARS_SECONDS = 315_360_000;
+const Seconds = Type.Integer({ minimum: 1, maximum: TEN_YEARS_SECONDS });
+const Count = (minimum: number) => Type.Integer({ minimum, maximum: 1_000_000 });
 
 export const EnvironmentSettings = Type.Object({
   signUpUrl: Nullable(Url),
   invitationAcceptUrl: Nullable(Url),
   impersonationLandingUrl: Nullable(Url),
   impersonationEnabled: Type.Boolean(),
-  plan: Type.Object({ impersonation: Type.Boolean(), impersonationQuotaPerMonth: Type.Integer({ minimum: 0 }) }, { additionalProperties: false }),
+  plan: Type.Object({ impersonation: Type.Boolean(), impersonationQuotaPerMonth: Count(0) }, { additionalProperties: false }),
   requiredFields: Type.Array(Type.Union([Type.Literal('email'), Type.Literal('name')]), { uniqueItems: true }),
   passwordPolicy: Type.Object({
     minLength: Type.Integer({ minimum: 8, maximum: 256 }),
     maxLength: Type.Integer({ minimum: 8, maximum: 256 }),
   }, { additionalProperties: false }),
-  invitationRateLimitPerHour: Type.Integer({ minimum: 0 }),
+  invitationRateLimitPerHour: Count(0),
   auditLogEnabled: Type.Boolean(),
   emailVerificationRequired: Type.Boolean(),
   session: Type.Object({
-    idleTimeoutSeconds: PositiveInt, maxLifetimeSeconds: PositiveInt, jwtLifetimeSeconds: Type.Integer({ minimum: 1, maximum: 3600 }),
+    idleTimeoutSeconds: Seconds, maxLifetimeSeconds: Seconds, jwtLifetimeSeconds: Type.Integer({ minimum: 1, maximum: 3600 }),
   }, { additionalProperties: false }),
   lockout: Type.Object({
-    maxFailedAttempts: PositiveInt, coolDownSeconds: PositiveInt,
-    ipMaxFailures: PositiveInt, ipWindowSeconds: Type.Integer({ minimum: 1, maximum: 86_400 }),
+    maxFailedAttempts: Count(1), coolDownSeconds: Seconds,
+    ipMaxFailures: Count(1), ipWindowSeconds: Type.Integer({ minimum: 1, maximum: 86_400 }),
   }, { additionalProperties: false }),
 }, { additionalProperties: false, title: 'EnvironmentSettings' });
 export type EnvironmentSettings = Static<typeof EnvironmentSettings>;

@@ -145,6 +145,9 @@ describe('POST /api/admin/v1/environments', () => {
     ['a number for an object', { plan: 5 }, [{ path: '/body/settings/plan', message: 'must be object' }]],
     ['an unknown required field', { requiredFields: ['phone'] }, [{ path: '/body/settings/requiredFields/0', message: 'must be one of "email", "name"' }]],
     ['a zero lifetime', { session: { idleTimeoutSeconds: 0 } }, [{ path: '/body/settings/session/idleTimeoutSeconds', message: 'must be >= 1' }]],
+    ['an idle timeout past ten years', { session: { idleTimeoutSeconds: 3_000_000_000 } }, [{ path: '/body/settings/session/idleTimeoutSeconds', message: 'must be <= 315360000' }]],
+    ['a cool-down past ten years', { lockout: { coolDownSeconds: 1e15 } }, [{ path: '/body/settings/lockout/coolDownSeconds', message: 'must be <= 315360000' }]],
+    ['a failure count past a million', { lockout: { ipMaxFailures: 1e12 } }, [{ path: '/body/settings/lockout/ipMaxFailures', message: 'must be <= 1000000' }]],
     ['a javascript: URL', { impersonationLandingUrl: 'javascript:alert(1)' }, [{ path: '/body/settings/impersonationLandingUrl', message: expect.stringMatching(/absolute URL/) }]],
     ['a relative URL', { signUpUrl: '/sign-up' }, [{ path: '/body/settings/signUpUrl', message: expect.any(String) }]],
   ])('refuses settings with %s with 400 naming the path, and creates nothing', async (_what, settings, errors) => {
