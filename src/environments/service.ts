@@ -23,6 +23,12 @@ const CACHE = { ttlMs: 60_000, maxEntries: 10_000 };
 const slugOf = (name: string) =>
   name.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').slice(0, 40).replace(/^-+|-+$/g, '') || 'env';
 
+/**
+ * Browsers leave the default port out of Host and Origin (`app.example.com`, not `app.example.com:443`),
+ * so a stored host must too, or no request would ever find its environment.
+ */
+const normalizeFrontendHost = (host: string) => host.toLowerCase().replace(/:(80|443)$/, '');
+
 const toPublic = ({ id, name, frontendHost, settings, createdAt }: EnvironmentRecord): Environment =>
   ({ id, name, frontendHost, settings, createdAt });
 
@@ -98,10 +104,11 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
       const overrides = validatedOverrides({}, body.settings);
       return inTransaction(db, async (trx) => {
         const store = createEnvironmentsStore(trx);
-        const env = body.frontendHost
-          ? await store.insert({ name: body.name, frontendHost: body.frontendHost, overrides }, clock.now())
+        const frontendHost = body.frontendHost && normalizeFrontendHost(body.frontendHost);
+        const env = frontendHost
+          ? await store.insert({ name: body.name, frontendHost, overrides }, clock.now())
           : await insertWithDefaultHost(store, body.name, overrides);
-        if (!env) throw frontendHostTaken(body.frontendHost!);
+        if (!env) throw frontendHostTaken(frontendHost!);
         const key = await issueKey(createSecretKeysStore(trx), env.id);
         return { ...toPublic(env), secretKey: key.secretKey, secretKeyId: key.id };
       });
@@ -113,14 +120,19 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
     },
     list: () => environments.list().then((all) => all.map(toPublic)),
     count: () => environments.count(),
+    /** Settings deep-merge into the row as it is under a lock, so concurrent changes never undo each other. */
     async update(id: string, body: UpdateEnvironmentBody): Promise<Environment> {
-      const current = await environments.find(id);
-      if (!current) throw environmentNotFound();
-      const overrides = body.settings ? validatedOverrides(current.overrides, body.settings) : undefined;
-      const updated = await announced(`env:${id}`, (trx) =>
-        createEnvironmentsStore(trx).update(id, { name: body.name, frontendHost: body.frontendHost, overrides }, clock.now()));
-      if (updated === 'host_taken') throw frontendHostTaken(body.frontendHost!);
-      if (!updated) throw environmentNotFound();
+      const frontendHost = body.frontendHost === undefined ? undefined : normalizeFrontendHost(body.frontendHost);
+      const updated = await announced(`env:${id}`, async (trx) => {
+        const store = createEnvironmentsStore(trx);
+        const current = await store.findForUpdate(id);
+        if (!current) throw environmentNotFound();
+        const overrides = body.settings ? validatedOverrides(current.overrides, body.settings) : undefined;
+        const result = await store.update(id, { name: body.name, frontendHost, overrides }, clock.now());
+        if (result === 'host_taken') throw frontendHostTaken(frontendHost!);
+        if (!result) throw environmentNotFound();
+        return result;
+      });
       return toPublic(updated);
     },
     /** The full record (settings and allowed origins) for other domains' rules. */

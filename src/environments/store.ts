@@ -22,6 +22,9 @@ export function createEnvironmentsStore(db: Db) {
         .returningAll().executeTakeFirst().then((row) => row && toEnvironment(row)),
     find: (id: string) =>
       db.selectFrom('environments').selectAll().where('id', '=', id).executeTakeFirst().then((r) => r && toEnvironment(r)),
+    /** The row, locked until the transaction ends (read-merge-write of settings). */
+    findForUpdate: (id: string) =>
+      db.selectFrom('environments').selectAll().where('id', '=', id).forUpdate().executeTakeFirst().then((r) => r && toEnvironment(r)),
     findByHost: (host: string) =>
       db.selectFrom('environments').selectAll().where((eb) => eb(eb.fn('lower', ['frontend_host']), '=', host.toLowerCase()))
         .executeTakeFirst().then((r) => r && toEnvironment(r)),

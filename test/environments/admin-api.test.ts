@@ -159,6 +159,32 @@ describe('POST /api/admin/v1/environments', () => {
   });
 });
 
+describe('frontend hosts and concurrent changes', () => {
+  it('stores a frontend host without its default port, since browsers send Host and Origin without it', async () => {
+    const res = await t.admin.post('/environments', { name: `Ports ${unique()}`, frontendHost: `p-${unique()}.example.com:443` });
+    expect(res.statusCode).toBe(201);
+    expect(res.json().frontendHost).toMatch(/^p-[^:]+\.example\.com$/);
+    const env = res.json();
+    const viaHost = await t.app.inject({ method: 'POST', url: '/_svc/auth/sign-in', headers: { host: env.frontendHost, origin: `https://${env.frontendHost}` },
+      payload: { email: 'nobody@example.com', password: 'not the password' } });
+    expect(viaHost.statusCode).toBe(401);
+    const patched = await t.admin.patch(`/environments/${env.id}`, { frontendHost: `q-${unique()}.example.com:80` });
+    expect(patched.json().frontendHost).toMatch(/^q-[^:]+\.example\.com$/);
+  });
+
+  it('keeps both of two concurrent settings changes (each merges into the row as it is, under a lock)', async () => {
+    const created = (await t.admin.post('/environments', { name: `Concurrent ${unique()}` })).json();
+    const results = await Promise.all([
+      t.admin.patch(`/environments/${created.id}`, { settings: { signUpUrl: 'https://app.example.com/sign-up' } }),
+      t.admin.patch(`/environments/${created.id}`, { settings: { lockout: { maxFailedAttempts: 5 } } }),
+      t.admin.patch(`/environments/${created.id}`, { settings: { emailVerificationRequired: false } }),
+    ]);
+    expect(results.map((r) => r.statusCode)).toEqual([200, 200, 200]);
+    const { settings } = (await t.admin.get(`/environments/${created.id}`)).json();
+    expect(settings).toMatchObject({ signUpUrl: 'https://app.example.com/sign-up', lockout: { maxFailedAttempts: 5 }, emailVerificationRequired: false });
+  });
+});
+
 describe('GET /api/admin/v1/environments and /environments/:id', () => {
   it('returns the environment without any secret key', async () => {
     const created = (await t.admin.post('/environments', { name: `Get ${unique()}` })).json();
