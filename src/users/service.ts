@@ -10,7 +10,7 @@ import type { ListSessionsQuery } from '../sessions/schemas.js';
 import { emailRequired, emailTaken, metadataTooLarge, nameRequired, userDeleted, userNotFound, weakPassword } from './errors.js';
 import { passwordProblem } from './password-policy.js';
 import type { ClientUser, CreateUserBody, MetadataPatchBody, UpdateMeBody, UpdateUserBody, User, UserFilter } from './schemas.js';
-import { createUsersStore, type NewUser, type ProfileChanges } from './store.js';
+import { createUsersStore, type NewUser, type ProfileChanges, type UsersStore } from './store.js';
 
 export interface UsersDeps { db: Db; clock: Clock; environments: Pick<EnvironmentsService, 'record'> }
 
@@ -71,21 +71,33 @@ export function createUsersService({ db, clock, environments }: UsersDeps) {
     });
   }
 
-  /** Deep-merges each given bag under a row lock, so concurrent merges never lose each other's keys. */
-  function mergeMetadata(environmentId: string, userId: string, patch: MetadataPatchBody): Promise<User> {
+  /** Runs a change against the user row as it is under a lock, so concurrent changes never undo each other. */
+  function changeLocked<T>(environmentId: string, userId: string, change: (store: UsersStore, current: User) => Promise<T>): Promise<T> {
     return db.transaction().execute(async (trx) => {
       const store = createUsersStore(trx);
       const current = await store.findForUpdate(environmentId, userId);
       if (!current) throw userNotFound();
       if (current.status === 'deleted') throw userDeleted();
+      return change(store, current);
+    });
+  }
+
+  /** Deep-merges each given bag into the locked row; the merged bags together must fit the budget. */
+  function mergeMetadata(environmentId: string, userId: string, patch: MetadataPatchBody): Promise<User> {
+    return changeLocked(environmentId, userId, (store, current) => {
       const [publicMetadata, privateMetadata, unsafeMetadata] = BAGS.map((bag) => {
         const changes = patch[bag];
         return changes ? deepMerge(current[bag], changes) : current[bag];
       });
-      const merged = { publicMetadata, privateMetadata, unsafeMetadata };
-      assertMetadataBudget(merged.publicMetadata, merged.privateMetadata, merged.unsafeMetadata);
-      return store.setMetadata(environmentId, userId, merged, clock.now());
+      assertMetadataBudget(publicMetadata, privateMetadata, unsafeMetadata);
+      return store.setMetadata(environmentId, userId, { publicMetadata, privateMetadata, unsafeMetadata }, clock.now());
     });
+  }
+
+  /** The password's hash, checked against the policy and the email the user will have; hashed before any lock is taken. */
+  async function newPasswordHash(environmentId: string, userId: string, password: string, newEmail: string | undefined) {
+    const [{ settings }, current] = await Promise.all([environments.record(environmentId), changeable(environmentId, userId)]);
+    return checkedPasswordHash(password, settings, newEmail ?? current.email);
   }
 
   return {
@@ -112,20 +124,22 @@ export function createUsersService({ db, clock, environments }: UsersDeps) {
     },
 
     async update(environmentId: string, userId: string, body: UpdateUserBody | UpdateMeBody): Promise<User> {
-      const current = await changeable(environmentId, userId);
-      const changes: ProfileChanges = { firstName: body.firstName, lastName: body.lastName, locale: body.locale, name: body.name };
-      if (body.name === undefined && (body.firstName !== undefined || body.lastName !== undefined)) {
-        changes.name = joinName(body.firstName === undefined ? current.firstName : body.firstName, body.lastName === undefined ? current.lastName : body.lastName);
-      }
-      if ('email' in body && body.email !== undefined) changes.email = normalizeEmail(body.email);
-      if ('password' in body && body.password !== undefined) {
-        const { settings } = await environments.record(environmentId);
-        changes.passwordHash = await checkedPasswordHash(body.password, settings, changes.email ?? current.email);
-      }
-      if ('unsafeMetadata' in body && body.unsafeMetadata !== undefined) {
-        await mergeMetadata(environmentId, userId, { unsafeMetadata: body.unsafeMetadata });
-      }
-      return unlessTaken(await users.updateProfile(environmentId, userId, changes, clock.now())) ?? explainMiss(environmentId, userId);
+      const email = 'email' in body && body.email !== undefined ? normalizeEmail(body.email) : undefined;
+      const passwordHash = 'password' in body && body.password !== undefined
+        ? await newPasswordHash(environmentId, userId, body.password, email) : undefined;
+      return changeLocked(environmentId, userId, async (store, current) => {
+        const changes: ProfileChanges = { firstName: body.firstName, lastName: body.lastName, locale: body.locale, name: body.name, email, passwordHash };
+        if (body.name === undefined && (body.firstName !== undefined || body.lastName !== undefined)) {
+          changes.name = joinName(body.firstName === undefined ? current.firstName : body.firstName, body.lastName === undefined ? current.lastName : body.lastName);
+        }
+        if ('unsafeMetadata' in body && body.unsafeMetadata !== undefined) {
+          changes.unsafeMetadata = deepMerge(current.unsafeMetadata, body.unsafeMetadata);
+          assertMetadataBudget(current.publicMetadata, current.privateMetadata, changes.unsafeMetadata);
+        }
+        const updated = unlessTaken(await store.updateProfile(environmentId, userId, changes, clock.now()));
+        if (!updated) throw userNotFound(); // cannot happen under the lock; never query outside the transaction here
+        return updated;
+      });
     },
 
     async ban(environmentId: string, userId: string): Promise<User> {

@@ -16,6 +16,7 @@ export interface NewUser {
 
 export interface ProfileChanges {
   email?: string; passwordHash?: string; name?: string | null; firstName?: string | null; lastName?: string | null; locale?: string | null;
+  unsafeMetadata?: JsonObject;
 }
 
 export interface Lockout { maxFailedAttempts: number; coolDownSeconds: number }
@@ -83,6 +84,7 @@ export function createUsersStore(db: Db) {
           ...(changes.firstName !== undefined && { first_name: changes.firstName }),
           ...(changes.lastName !== undefined && { last_name: changes.lastName }),
           ...(changes.locale !== undefined && { locale: changes.locale }),
+          ...(changes.unsafeMetadata !== undefined && { unsafe_metadata: json(changes.unsafeMetadata) }),
           updated_at: now,
         }).returningAll().executeTakeFirst();
         return row && toUser(row);

@@ -184,6 +184,20 @@ describe('PATCH /api/server/v1/users/:userId and the user sessions endpoints', (
       await t.server(env).post(`/users/${user.id}/ban`);
       expect((await t.server(env).patch(`/users/${user.id}`, { firstName: 'Ada' })).json()).toMatchObject({ firstName: 'Ada', status: 'banned' });
     });
+    it('keeps the full name consistent when first and last name change at the same moment', async () => {
+      const env = await t.given.environment();
+      const user = await createUser(t, env, { email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace' });
+
+      const results = await Promise.all([
+        t.server(env).patch(`/users/${user.id}`, { firstName: 'Grace' }),
+        t.server(env).patch(`/users/${user.id}`, { lastName: 'Hopper' }),
+      ]);
+
+      expect(results.map((r) => r.statusCode)).toEqual([200, 200]);
+      const stored = (await t.server(env).get(`/users/${user.id}`)).json();
+      expect(stored).toMatchObject({ firstName: 'Grace', lastName: 'Hopper', name: 'Grace Hopper' });
+    });
+
     it('completes a pending client registration when the server sets the email, so the user can sign in', async () => {
       const env = await t.given.environment();
       const signedUp = await t.client(env).post('/auth/sign-up', { email: 'pending@example.com', password: PASSWORD });
