@@ -43,4 +43,3 @@ export const PendingVerification = Type.Object({
 }, { title: 'PendingVerification' });
 
 export const Accepted = Type.Object({ status: Type.Literal('accepted'), message: Type.String() });
-export { Nullable };

@@ -54,4 +54,3 @@ export const AllowedOrigins = Type.Object({
 export type AllowedOrigins = Static<typeof AllowedOrigins>;
 
 export const EnvironmentList = Type.Object({ items: Type.Array(Environment) });
-export { Nullable };

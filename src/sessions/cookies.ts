@@ -4,17 +4,16 @@ import { SESSION_COOKIE } from '../platform/http/planes.js';
 const isLocalHost = (hostname: string) => hostname === 'localhost' || hostname.endsWith('.localhost') || hostname === '127.0.0.1' || hostname === '[::1]';
 
 /** HttpOnly, SameSite=Lax, Path=/, and Secure on https or localhost (where browsers accept it over http). */
+const cookieOptions = (request: FastifyRequest) => ({
+  httpOnly: true, sameSite: 'lax' as const, path: '/', secure: request.protocol === 'https' || isLocalHost(request.hostname),
+});
+
 export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, token: string, expiresAt: string) {
-  reply.setCookie(SESSION_COOKIE, token, {
-    httpOnly: true, sameSite: 'lax', path: '/', expires: new Date(expiresAt),
-    secure: request.protocol === 'https' || isLocalHost(request.hostname),
-  });
+  reply.setCookie(SESSION_COOKIE, token, { ...cookieOptions(request), expires: new Date(expiresAt) });
 }
 
 export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply) {
-  reply.clearCookie(SESSION_COOKIE, {
-    httpOnly: true, sameSite: 'lax', path: '/', secure: request.protocol === 'https' || isLocalHost(request.hostname),
-  });
+  reply.clearCookie(SESSION_COOKIE, cookieOptions(request));
 }
 
 /** The session answer: a cookie for browsers, or the token in the body for native apps. */

@@ -18,15 +18,25 @@ export function dataDirHolder(dataDir: string): number | undefined {
 }
 
 /**
- * PGlite is one in-process database: two processes on one data directory would corrupt it.
- * The holder writes its pid; a second process refuses to start while that pid is alive.
+ * PGlite is one in-process database: two processes on one data directory would corrupt it. The holder
+ * creates the pid file exclusively (so two processes starting together cannot both win), and a file
+ * left by a process that is gone is taken over.
  */
 export function lockDataDir(dataDir: string): () => void {
-  const holder = dataDirHolder(dataDir);
-  if (holder) {
-    throw new Error(`Another Gatehouse process (pid ${holder}) is using ${dataDir}. Stop it first, or use the admin API (GATEHOUSE_ADMIN_TOKEN) while it runs.`);
-  }
   mkdirSync(dataDir, { recursive: true });
-  writeFileSync(join(dataDir, LOCK_FILE), String(process.pid));
-  return () => rmSync(join(dataDir, LOCK_FILE), { force: true });
+  const path = join(dataDir, LOCK_FILE);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(path, String(process.pid), { flag: 'wx' });
+      return () => rmSync(path, { force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const holder = dataDirHolder(dataDir);
+    if (holder) {
+      throw new Error(`Another Gatehouse process (pid ${holder}) is using ${dataDir}. Stop it first, or use the admin API (GATEHOUSE_ADMIN_TOKEN) while it runs.`);
+    }
+    rmSync(path, { force: true }); // left by a process that is gone
+  }
+  throw new Error(`Another Gatehouse process is starting on ${dataDir}; try again.`);
 }

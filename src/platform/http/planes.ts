@@ -14,15 +14,12 @@ export interface SessionContext {
   id: string;
   userId: string;
   actor: Record<string, unknown> | null;
-  /** True when the session came from the cookie, so Origin checks apply to state changes. */
-  viaCookie: boolean;
 }
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** Set by every plane's auth hook; routes read it and never authenticate themselves. */
     environmentId: string;
-    secretKeyId: string | null;
     clientEnvironment: ClientEnvironment;
     session: SessionContext | null;
   }
@@ -33,7 +30,6 @@ export const SESSION_COOKIE = '__session';
 /** Declares the per-request fields once at the root so every request has the same shape. */
 export function decorateRequests(app: FastifyInstance) {
   app.decorateRequest('environmentId', '');
-  app.decorateRequest('secretKeyId', null);
   app.decorateRequest('clientEnvironment', null as unknown as ClientEnvironment);
   app.decorateRequest('session', null);
 }
@@ -60,7 +56,6 @@ export function serverPlane(authenticate: SecretKeyAuthenticator, routes: Fastif
       const key = await authenticate(token);
       if (!key) throw unauthenticated('The secret key is invalid or revoked.');
       request.environmentId = key.environmentId;
-      request.secretKeyId = key.keyId;
     });
     for (const plugin of routes) await app.register(plugin);
   };
@@ -79,7 +74,7 @@ export function adminPlane(adminToken: string, compare: (a: string, b: string) =
 
 export interface ClientPlaneDeps {
   resolveEnvironment(host: string): Promise<ClientEnvironment | undefined>;
-  authenticateSession(environmentId: string, token: string, request: FastifyRequest): Promise<Omit<SessionContext, 'viaCookie'> | undefined>;
+  authenticateSession(environmentId: string, token: string, request: FastifyRequest): Promise<SessionContext | undefined>;
   /** Routes that work without a session (sign-up, sign-in, ...). */
   publicRoutes: FastifyPluginAsync[];
   /** Routes that need a signed-in user. */
@@ -134,7 +129,7 @@ export function clientPlane(deps: ClientPlaneDeps): FastifyPluginAsync {
         if (cookie && !SAFE_METHODS.has(request.method) && request.headers.origin === undefined) {
           throw new ProblemError(403, 'forbidden', 'A cookie-authenticated change must carry an Origin header.');
         }
-        request.session = { ...session, viaCookie: cookie !== undefined };
+        request.session = session;
       });
       for (const plugin of deps.sessionRoutes) await signedIn.register(plugin);
     });
