@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Email, Nullable } from '../platform/http/common-schemas.js';
+import { Email } from '../platform/http/common-schemas.js';
 import { StartedSession } from '../sessions/schemas.js';
 import { ClientUser } from '../users/schemas.js';
 

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { DateTime, Email, Nullable, Uuid } from '../platform/http/common-schemas.js';
+import { DateTime, Email, Uuid } from '../platform/http/common-schemas.js';
 import { EnvironmentSettings } from './settings.js';
 
 const FrontendHost = Type.String({

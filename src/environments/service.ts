@@ -71,7 +71,12 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
     if (value && notifications.listening) cache.set(key, value, generation);
     return value;
   }
-  const findEnvironment = (id: string) => cached(envCache, `id:${id}`, () => environments.find(id));
+  /** The full record (settings and allowed origins) for other domains' rules. */
+  async function record(id: string): Promise<EnvironmentRecord> {
+    const env = await cached(envCache, `id:${id}`, () => environments.find(id));
+    if (!env) throw environmentNotFound();
+    return env;
+  }
 
   function validatedOverrides(current: JsonObject, patch: JsonObject | undefined): JsonObject {
     const overrides = patch ? deepMerge(current, patch) : current;
@@ -135,12 +140,7 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
       });
       return toPublic(updated);
     },
-    /** The full record (settings and allowed origins) for other domains' rules. */
-    async record(id: string): Promise<EnvironmentRecord> {
-      const env = await findEnvironment(id);
-      if (!env) throw environmentNotFound();
-      return env;
-    },
+    record,
     findByHost: (host: string) => cached(envCache, `host:${host.toLowerCase()}`, () => environments.findByHost(host)),
 
     async createSecretKey(environmentId: string) {
@@ -161,7 +161,7 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
     },
 
     async getAllowedOrigins(environmentId: string) {
-      return { origins: (await this.record(environmentId)).allowedOrigins };
+      return { origins: (await record(environmentId)).allowedOrigins };
     },
     /** Replaces the whole list with normalised, deduplicated origins; any invalid entry refuses the lot. */
     async setAllowedOrigins(environmentId: string, origins: string[]) {

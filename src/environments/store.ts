@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { uuidv7 } from 'uuidv7';
 import type { Db } from '../platform/db/database.js';
-import { isUniqueViolation } from '../platform/db/database.js';
+import { isUniqueViolation, jsonb } from '../platform/db/database.js';
 import type { EnvironmentRow } from '../platform/db/tables.js';
 import type { JsonObject } from '../platform/json.js';
 import { resolveSettings, type EnvironmentSettings } from './settings.js';
@@ -17,7 +17,7 @@ export function createEnvironmentsStore(db: Db) {
     insert: (values: { name: string; frontendHost: string; overrides: JsonObject }, now: Date) =>
       db.insertInto('environments').values({
         id: uuidv7(), name: values.name, frontend_host: values.frontendHost.toLowerCase(),
-        settings: JSON.stringify(values.overrides) as unknown as JsonObject, allowed_origins: [], created_at: now, updated_at: now,
+        settings: jsonb(values.overrides), allowed_origins: [], created_at: now, updated_at: now,
       }).onConflict((oc) => oc.expression(sql`lower(frontend_host)`).doNothing())
         .returningAll().executeTakeFirst().then((row) => row && toEnvironment(row)),
     find: (id: string) =>
@@ -36,7 +36,7 @@ export function createEnvironmentsStore(db: Db) {
         const row = await db.updateTable('environments').set({
           ...(values.name !== undefined && { name: values.name }),
           ...(values.frontendHost !== undefined && { frontend_host: values.frontendHost.toLowerCase() }),
-          ...(values.overrides !== undefined && { settings: JSON.stringify(values.overrides) as unknown as JsonObject }),
+          ...(values.overrides !== undefined && { settings: jsonb(values.overrides) }),
           updated_at: now,
         }).where('id', '=', id).returningAll().executeTakeFirst();
         return row && toEnvironment(row);
@@ -50,7 +50,6 @@ export function createEnvironmentsStore(db: Db) {
         .returning('allowed_origins').executeTakeFirst().then((r) => r?.allowed_origins),
   };
 }
-export type EnvironmentsStore = ReturnType<typeof createEnvironmentsStore>;
 
 const toEnvironment = (row: EnvironmentRow): EnvironmentRecord => ({
   id: row.id, name: row.name, frontendHost: row.frontend_host, settings: resolveSettings(row.settings),

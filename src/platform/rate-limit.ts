@@ -3,7 +3,7 @@ import type { Clock } from './clock.js';
 import type { Db } from './db/database.js';
 
 export interface Limit { max: number; windowSeconds: number }
-export interface RateLimitResult { allowed: boolean; count: number; retryAfterSeconds: number; windowStart: Date }
+export interface RateLimitResult { allowed: boolean; retryAfterSeconds: number; windowStart: Date }
 
 function windowOf(now: Date, windowSeconds: number) {
   const ms = windowSeconds * 1000;
@@ -25,8 +25,7 @@ export function createRateLimiter(db: Db, clock: Clock) {
         on conflict (environment_id, bucket, window_start)
         do update set count = rate_limit_windows.count + 1 where rate_limit_windows.count < ${limit.max}
         returning count`.execute(db);
-      const count = row.rows[0]?.count;
-      return { allowed: count !== undefined, count: count ?? limit.max, retryAfterSeconds, windowStart: start };
+      return { allowed: row.rows.length > 0, retryAfterSeconds, windowStart: start };
     },
     /** Deletes windows that ended long ago; no limit uses a window over a day, so two days is safe. */
     pruneOldWindows: () =>

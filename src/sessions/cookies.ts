@@ -8,7 +8,7 @@ const cookieOptions = (request: FastifyRequest) => ({
   httpOnly: true, sameSite: 'lax' as const, path: '/', secure: request.protocol === 'https' || isLocalHost(request.hostname),
 });
 
-export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, token: string, expiresAt: string) {
+function setSessionCookie(request: FastifyRequest, reply: FastifyReply, token: string, expiresAt: string) {
   reply.setCookie(SESSION_COOKIE, token, { ...cookieOptions(request), expires: new Date(expiresAt) });
 }
 

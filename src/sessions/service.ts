@@ -15,7 +15,7 @@ export interface SessionOrigin { ipAddress: string | null; userAgent: string | n
 const TOUCH_INTERVAL_MS = 60_000;
 const touchIntervalMs = (idleTimeoutSeconds: number) => Math.min(TOUCH_INTERVAL_MS, idleTimeoutSeconds * 100);
 
-export const sessionNotFound = () => new ProblemError(404, 'resource_not_found', 'No session with this id for this user.');
+const sessionNotFound = () => new ProblemError(404, 'resource_not_found', 'No session with this id for this user.');
 
 /** Client sessions. Cheap to build, so a caller can build one over its own transaction. */
 export function createSessionsService({ db, clock }: { db: Db; clock: Clock }) {

@@ -1,6 +1,6 @@
 import { sql, type Selectable } from 'kysely';
 import { uuidv7 } from 'uuidv7';
-import type { Db } from '../platform/db/database.js';
+import { jsonb, type Db } from '../platform/db/database.js';
 import type { SessionRow } from '../platform/db/tables.js';
 import { toPage } from '../platform/http/pagination.js';
 import type { JsonObject } from '../platform/json.js';
@@ -26,7 +26,7 @@ export function createSessionsStore(db: Db) {
       sql<Selectable<SessionRow>>`
         insert into sessions (environment_id, id, user_id, token_hash, actor, ip_address, user_agent,
                               created_at, last_active_at, idle_timeout_seconds, expires_at)
-        select u.environment_id, ${uuidv7()}::uuid, u.id, ${session.tokenHash}, ${session.actor === null ? null : JSON.stringify(session.actor)}::jsonb,
+        select u.environment_id, ${uuidv7()}::uuid, u.id, ${session.tokenHash}, ${session.actor === null ? null : jsonb(session.actor)}::jsonb,
                ${session.ipAddress}, ${session.userAgent}, ${now}::timestamptz, ${now}::timestamptz,
                ${session.idleTimeoutSeconds}::integer, ${session.expiresAt}::timestamptz
         from users u
@@ -64,7 +64,6 @@ export function createSessionsStore(db: Db) {
     },
   };
 }
-export type SessionsStore = ReturnType<typeof createSessionsStore>;
 
 const toStarted = (row: Selectable<SessionRow>): StartedSession => ({
   id: row.id, userId: row.user_id, createdAt: row.created_at.toISOString(), expiresAt: row.expires_at.toISOString(), actor: row.actor,

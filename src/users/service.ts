@@ -23,12 +23,12 @@ export function toClientUser(user: User): ClientUser {
   return client;
 }
 
-export function assertMetadataBudget(...bags: Parameters<typeof metadataSize>) {
+function assertMetadataBudget(...bags: Parameters<typeof metadataSize>) {
   const bytes = metadataSize(...bags);
   if (bytes > METADATA_BUDGET_BYTES) throw metadataTooLarge(bytes);
 }
 
-export async function checkedPasswordHash(password: string, settings: EnvironmentSettings, email: string | null | undefined) {
+async function checkedPasswordHash(password: string, settings: EnvironmentSettings, email: string | null | undefined) {
   const problem = passwordProblem(password, settings.passwordPolicy, email);
   if (problem) throw weakPassword(problem);
   return hashPassword(password);

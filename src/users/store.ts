@@ -1,7 +1,7 @@
 import { sql, type Selectable } from 'kysely';
 import { uuidv7 } from 'uuidv7';
 import type { Db } from '../platform/db/database.js';
-import { isUniqueViolation } from '../platform/db/database.js';
+import { isUniqueViolation, jsonb } from '../platform/db/database.js';
 import type { UserRow } from '../platform/db/tables.js';
 import type { PageQuery } from '../platform/http/common-schemas.js';
 import { toPage } from '../platform/http/pagination.js';
@@ -26,9 +26,8 @@ export interface Credentials { user: User; passwordHash: string | null }
 const EMAIL_KEY = 'users_email_key';
 // No sign-in attempt stays in flight longer than this (the hash takes milliseconds).
 const ATTEMPT_IN_FLIGHT_MS = 60_000;
-const json = (value: JsonObject) => JSON.stringify(value) as unknown as JsonObject;
 /** LIKE pattern for a literal substring: %, _ and \ match only themselves. */
-export const containsPattern = (s: string) => `%${s.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+const containsPattern = (s: string) => `%${s.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 export function createUsersStore(db: Db) {
   const byId = (environmentId: string, userId: string) =>
@@ -42,7 +41,7 @@ export function createUsersStore(db: Db) {
           environment_id: environmentId, id: uuidv7(), email: user.email, email_verified_at: user.emailVerifiedAt,
           password_hash: user.passwordHash, name: user.name, first_name: user.firstName, last_name: user.lastName,
           status: 'active', registration_state: user.registrationState,
-          public_metadata: json(user.publicMetadata), private_metadata: json(user.privateMetadata), unsafe_metadata: json(user.unsafeMetadata),
+          public_metadata: jsonb(user.publicMetadata), private_metadata: jsonb(user.privateMetadata), unsafe_metadata: jsonb(user.unsafeMetadata),
           created_at: now, updated_at: now,
         }).returningAll().executeTakeFirstOrThrow();
         return toUser(row);
@@ -67,8 +66,8 @@ export function createUsersStore(db: Db) {
       let query = db.selectFrom('users').selectAll().where('environment_id', '=', environmentId);
       if (filter.emailSearch) query = query.where(sql<boolean>`email like ${containsPattern(filter.emailSearch)} escape '\\'`);
       if (filter.statuses?.length) query = query.where('status', 'in', filter.statuses);
-      if (filter.publicMetadata) query = query.where(sql<boolean>`public_metadata @> ${json(filter.publicMetadata)}::jsonb`);
-      if (filter.privateMetadata) query = query.where(sql<boolean>`private_metadata @> ${json(filter.privateMetadata)}::jsonb`);
+      if (filter.publicMetadata) query = query.where(sql<boolean>`public_metadata @> ${jsonb(filter.publicMetadata)}::jsonb`);
+      if (filter.privateMetadata) query = query.where(sql<boolean>`private_metadata @> ${jsonb(filter.privateMetadata)}::jsonb`);
       if (page.cursor) query = query.where('id', '>', page.cursor);
       const rows = await query.orderBy('id').limit(page.limit + 1).execute();
       return toPage(rows.map(toUser), page.limit);
@@ -84,7 +83,7 @@ export function createUsersStore(db: Db) {
           ...(changes.firstName !== undefined && { first_name: changes.firstName }),
           ...(changes.lastName !== undefined && { last_name: changes.lastName }),
           ...(changes.locale !== undefined && { locale: changes.locale }),
-          ...(changes.unsafeMetadata !== undefined && { unsafe_metadata: json(changes.unsafeMetadata) }),
+          ...(changes.unsafeMetadata !== undefined && { unsafe_metadata: jsonb(changes.unsafeMetadata) }),
           updated_at: now,
         }).returningAll().executeTakeFirst();
         return row && toUser(row);
@@ -103,8 +102,8 @@ export function createUsersStore(db: Db) {
         .returningAll().executeTakeFirst().then((row) => row && toUser(row)),
     setMetadata: (environmentId: string, userId: string, bags: Pick<User, 'publicMetadata' | 'privateMetadata' | 'unsafeMetadata'>, now: Date) =>
       byId(environmentId, userId).set({
-        public_metadata: json(bags.publicMetadata), private_metadata: json(bags.privateMetadata),
-        unsafe_metadata: json(bags.unsafeMetadata), updated_at: now,
+        public_metadata: jsonb(bags.publicMetadata), private_metadata: jsonb(bags.privateMetadata),
+        unsafe_metadata: jsonb(bags.unsafeMetadata), updated_at: now,
       }).returningAll().executeTakeFirstOrThrow().then(toUser),
     completeRegistration: (environmentId: string, userId: string, now: Date) =>
       byId(environmentId, userId).where('status', '=', 'active').set({

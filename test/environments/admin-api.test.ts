@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, startTestApp, TEST_PORT, type TestApp, type TestEnv } from '../helpers/app.js';
+import { expectProblem } from '../helpers/problem.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await startTestApp(); });
@@ -33,11 +34,6 @@ const asTestEnv = (body: { id: string; secretKey: string; frontendHost: string; 
 /** Whether the client plane serves a host (an unknown host is 404; a known one without a session is 401). */
 const hostIsServed = async (host: string) => (await t.app.inject({ method: 'GET', url: '/_svc/me', headers: { host } })).statusCode === 401;
 
-function expectProblem(res: { statusCode: number; headers: Record<string, unknown>; json(): any }, status: number, code: string) {
-  expect(res.statusCode).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  expect(res.json().properties.code).toBe(code);
-}
 
 describe('POST /api/admin/v1/environments', () => {
   it('creates an environment with every default setting resolved and shows its secret key once', async () => {

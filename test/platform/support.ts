@@ -1,4 +1,4 @@
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { expect } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { createTestClock } from '../../src/platform/clock.js';
@@ -6,24 +6,9 @@ import { openDatabase, type Database } from '../../src/platform/db/database.js';
 import { migrate } from '../../src/platform/db/migrate.js';
 import { ADMIN_TOKEN, TEST_PORT } from '../helpers/app.js';
 
-export const INSTANCE = /^urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+export { INSTANCE } from '../helpers/problem.js';
 
-/** Asserts the RFC 9457 body every error carries, with its stable code; returns the body. */
-export function expectProblem(res: LightMyRequestResponse, status: number, code: string) {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  const body = res.json();
-  expect(Object.keys(body).sort()).toEqual(['detail', 'instance', 'properties', 'status', 'title', 'type']);
-  expect(body.type).toBe(`urn:gatehouse:problem:${code}`);
-  expect(body.title).toEqual(expect.any(String));
-  expect(body.title.length).toBeGreaterThan(0);
-  expect(body.status).toBe(status);
-  expect(body.detail).toEqual(expect.any(String));
-  expect(body.detail.length).toBeGreaterThan(0);
-  expect(body.instance).toMatch(INSTANCE);
-  expect(body.properties.code).toBe(code);
-  return body;
-}
+export { expectProblem } from '../helpers/problem.js';
 
 export interface ThrowawayApp { app: FastifyInstance; database: Database; logLines: () => Record<string, unknown>[]; close(): Promise<void> }
 

@@ -1,5 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectProblem } from '../helpers/problem.js';
 import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
 import { sessionIsActive, type TestUser } from '../helpers/given.js';
 
@@ -8,11 +9,6 @@ const CLIENT_USER_KEYS = [
   'publicMetadata', 'registrationState', 'status', 'unsafeMetadata', 'updatedAt',
 ].sort();
 
-function expectProblem(res: LightMyRequestResponse, status: number, code: string) {
-  expect(res.statusCode).toBe(status);
-  expect(res.headers['content-type']).toContain('application/problem+json');
-  expect(res.json().properties.code).toBe(code);
-}
 
 function expectUnauthenticated(res: LightMyRequestResponse) {
   expectProblem(res, 401, 'unauthenticated');

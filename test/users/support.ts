@@ -1,4 +1,3 @@
-import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
 import type { TestApp, TestEnv } from '../helpers/app.js';
 
@@ -7,21 +6,7 @@ export const MISSING_ID = '01900000-0000-7000-8000-000000000000';
 
 export const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-/** Asserts an RFC 9457 problem with the contract's fields and returns its body. */
-export function expectProblem(res: LightMyRequestResponse, status: number, code: string) {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  const body = res.json();
-  expect(body).toEqual({
-    type: `urn:gatehouse:problem:${code}`,
-    title: expect.any(String),
-    status,
-    detail: expect.any(String),
-    instance: expect.stringMatching(/^urn:uuid:/),
-    properties: expect.objectContaining({ code }),
-  });
-  return body;
-}
+export { expectProblem } from '../helpers/problem.js';
 
 /** Every stored user row of an environment, oldest first, straight from the database. */
 export const storedUsers = (t: TestApp, env: TestEnv) =>

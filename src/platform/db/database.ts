@@ -58,6 +58,12 @@ export function transactionWithLock<T>(db: Db, lockKey: number, fn: (trx: Db) =>
   });
 }
 
+/**
+ * A JSON value as a jsonb parameter. Drivers send a plain JS array as a PostgreSQL array, so every
+ * jsonb write goes through JSON text; the type stays that of the column.
+ */
+export const jsonb = <T>(value: T) => JSON.stringify(value) as unknown as T;
+
 /** Runs fn atomically: inside the caller's transaction when there is one, else in a new one. */
 export function inTransaction<T>(db: Db, fn: (trx: Db) => Promise<T>): Promise<T> {
   return db.isTransaction ? fn(db) : db.transaction().execute(fn);

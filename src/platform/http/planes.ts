@@ -83,7 +83,7 @@ export interface ClientPlaneDeps {
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-export function allowedOriginsOf(env: ClientEnvironment): Set<string> {
+function allowedOriginsOf(env: ClientEnvironment): Set<string> {
   return new Set([`http://${env.frontendHost}`, `https://${env.frontendHost}`, ...env.allowedOrigins]);
 }
 

@@ -20,7 +20,7 @@ export class ProblemError extends Error {
   }
 }
 
-export const problemTypeUri = (code: string) => `urn:gatehouse:problem:${code}`;
+const problemTypeUri = (code: string) => `urn:gatehouse:problem:${code}`;
 
 function send(request: FastifyRequest, reply: FastifyReply, problem: ProblemError) {
   if (problem.status === 401) reply.header('WWW-Authenticate', 'Bearer');
