@@ -7,6 +7,8 @@ import { authPublicRoutes, authSessionRoutes } from './auth/routes.js';
 import { createAuthService } from './auth/service.js';
 import { allowedOriginsServerRoutes, environmentsAdminRoutes } from './environments/routes.js';
 import { adminTokenMatches, createEnvironmentsService } from './environments/service.js';
+import { invitationsClientRoutes, invitationsServerRoutes } from './invitations/routes.js';
+import { createInvitationsService } from './invitations/service.js';
 import type { EnvironmentRecord } from './environments/store.js';
 import type { Clock } from './platform/clock.js';
 import type { Db } from './platform/db/database.js';
@@ -66,6 +68,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const users = createUsersService({ db, clock, environments });
   const limiter = createRateLimiter(db, clock);
   const auth = createAuthService({ db, clock, users, sessions, mailer, limiter });
+  const invitations = createInvitationsService({ db, clock, mailer, limiter, environments, users });
   const outbox = createOutboxStore(db);
   const settingsOf = (req: FastifyRequest) => (req.clientEnvironment as EnvironmentRecord).settings;
 
@@ -107,13 +110,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(serverPlane((key) => environments.authenticateSecretKey(key), [
     usersServerRoutes(users),
+    invitationsServerRoutes(invitations),
     allowedOriginsServerRoutes(environments),
   ]), { prefix: '/api/server/v1' });
 
   await app.register(clientPlane({
     resolveEnvironment: (host) => environments.findByHost(host),
     authenticateSession: (environmentId, token) => sessions.authenticate(environmentId, token),
-    publicRoutes: [authPublicRoutes(auth, settingsOf)],
+    publicRoutes: [authPublicRoutes(auth, settingsOf), invitationsClientRoutes(invitations, settingsOf)],
     sessionRoutes: [usersClientRoutes(users), sessionsClientRoutes(sessions), authSessionRoutes(sessions)],
   }), { prefix: '/_svc' });
 
@@ -123,7 +127,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ]), { prefix: '/api/admin/v1' });
   }
 
-  scheduleMaintenance(app, { pruneRateLimitWindows: limiter.pruneOldWindows, pruneExpiredCodes: auth.pruneExpiredCodes });
+  scheduleMaintenance(app, { pruneRateLimitWindows: limiter.pruneOldWindows, pruneExpiredCodes: auth.pruneExpiredCodes, expireInvitations: invitations.expireOverdue });
   app.addHook('onClose', async () => mailer.close());
   return app;
 }

@@ -38,3 +38,8 @@ export function isSafeAbsoluteUrl(value: string): boolean {
   try { url = new URL(value); } catch { return false; }
   return url.host !== '' && !DANGEROUS_SCHEMES.has(url.protocol) && !url.username && !url.password;
 }
+
+/** The origin of an absolute URL (`scheme://host[:port]`), or undefined when it has none. */
+export function urlOrigin(value: string): string | undefined {
+  try { return originOf(new URL(value)); } catch { return undefined; }
+}

@@ -19,6 +19,8 @@ export function createRateLimiter(db: Db, clock: Clock) {
   return {
     async hit(environmentId: string, bucket: string, limit: Limit): Promise<RateLimitResult> {
       const { start, retryAfterSeconds } = windowOf(clock.now(), limit.windowSeconds);
+      // The insert below admits a window's first hit unconditionally, so a zero limit is answered here.
+      if (limit.max <= 0) return { allowed: false, retryAfterSeconds, windowStart: start };
       const row = await sql<{ count: number }>`
         insert into rate_limit_windows (environment_id, bucket, window_start, count)
         values (${environmentId}, ${bucket}, ${start}, 1)

@@ -23,12 +23,13 @@ export function toClientUser(user: User): ClientUser {
   return client;
 }
 
-function assertMetadataBudget(...bags: Parameters<typeof metadataSize>) {
+export function assertMetadataBudget(...bags: Parameters<typeof metadataSize>) {
   const bytes = metadataSize(...bags);
   if (bytes > METADATA_BUDGET_BYTES) throw metadataTooLarge(bytes);
 }
 
-async function checkedPasswordHash(password: string, settings: EnvironmentSettings, email: string | null | undefined) {
+/** The password's hash, after the environment's policy (and the account's email) accepted it. */
+export async function checkedPasswordHash(password: string, settings: EnvironmentSettings, email: string | null | undefined) {
   const problem = passwordProblem(password, settings.passwordPolicy, email);
   if (problem) throw weakPassword(problem);
   return hashPassword(password);

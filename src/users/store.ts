@@ -1,7 +1,7 @@
 import { sql, type Selectable } from 'kysely';
 import { uuidv7 } from 'uuidv7';
 import type { Db } from '../platform/db/database.js';
-import { isUniqueViolation, jsonb } from '../platform/db/database.js';
+import { containsPattern, isUniqueViolation, jsonb } from '../platform/db/database.js';
 import type { UserRow } from '../platform/db/tables.js';
 import type { PageQuery } from '../platform/http/common-schemas.js';
 import { toPage } from '../platform/http/pagination.js';
@@ -9,6 +9,8 @@ import type { JsonObject } from '../platform/json.js';
 import type { User, UserFilter, UserStatus } from './schemas.js';
 
 export interface NewUser {
+  /** Chosen by the caller when it must reference the user before the insert (invitation acceptance). */
+  id?: string;
   email: string | null; passwordHash: string | null; name: string | null; firstName: string | null; lastName: string | null;
   registrationState: User['registrationState']; emailVerifiedAt: Date | null;
   publicMetadata: JsonObject; privateMetadata: JsonObject; unsafeMetadata: JsonObject;
@@ -26,8 +28,6 @@ export interface Credentials { user: User; passwordHash: string | null }
 const EMAIL_KEY = 'users_email_key';
 // No sign-in attempt stays in flight longer than this (the hash takes milliseconds).
 const ATTEMPT_IN_FLIGHT_MS = 60_000;
-/** LIKE pattern for a literal substring: %, _ and \ match only themselves. */
-const containsPattern = (s: string) => `%${s.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 export function createUsersStore(db: Db) {
   const byId = (environmentId: string, userId: string) =>
@@ -38,7 +38,7 @@ export function createUsersStore(db: Db) {
     async insert(environmentId: string, user: NewUser, now: Date): Promise<User | 'email_taken'> {
       try {
         const row = await db.insertInto('users').values({
-          environment_id: environmentId, id: uuidv7(), email: user.email, email_verified_at: user.emailVerifiedAt,
+          environment_id: environmentId, id: user.id ?? uuidv7(), email: user.email, email_verified_at: user.emailVerifiedAt,
           password_hash: user.passwordHash, name: user.name, first_name: user.firstName, last_name: user.lastName,
           status: 'active', registration_state: user.registrationState,
           public_metadata: jsonb(user.publicMetadata), private_metadata: jsonb(user.privateMetadata), unsafe_metadata: jsonb(user.unsafeMetadata),

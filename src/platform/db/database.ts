@@ -64,6 +64,9 @@ export function transactionWithLock<T>(db: Db, lockKey: number, fn: (trx: Db) =>
  */
 export const jsonb = <T>(value: T) => JSON.stringify(value) as unknown as T;
 
+/** LIKE pattern for a case-insensitive literal substring of lower-cased text: %, _ and \ match only themselves (use `escape '\'`). */
+export const containsPattern = (s: string) => `%${s.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
 /** Runs fn atomically: inside the caller's transaction when there is one, else in a new one. */
 export function inTransaction<T>(db: Db, fn: (trx: Db) => Promise<T>): Promise<T> {
   return db.isTransaction ? fn(db) : db.transaction().execute(fn);

@@ -41,6 +41,15 @@ export interface RateLimitWindowRow {
   environment_id: string; bucket: string; window_start: Date; count: number;
 }
 
+export type InvitationStatus = 'PENDING' | 'ACCEPTED' | 'REVOKED' | 'EXPIRED';
+
+export interface InvitationRow {
+  environment_id: string; id: string; email: string; status: InvitationStatus; token_hash: Buffer;
+  redirect_url: string | null; public_metadata: Json; private_metadata: Json;
+  expires_at: Date; created_at: Date; updated_at: Date; accepted_at: Date | null; revoked_at: Date | null;
+  accepted_user_id: string | null;
+}
+
 export interface Tables {
   environments: EnvironmentRow;
   secret_keys: SecretKeyRow;
@@ -49,4 +58,5 @@ export interface Tables {
   verification_codes: VerificationCodeRow;
   outbox_messages: OutboxMessageRow;
   rate_limit_windows: RateLimitWindowRow;
+  invitations: InvitationRow;
 }

@@ -1,0 +1,181 @@
+import { uuidv7 } from 'uuidv7';
+import { isAllowedRedirect, urlOrigin } from '../environments/origins.js';
+import type { EnvironmentsService } from '../environments/service.js';
+import type { EnvironmentRecord } from '../environments/store.js';
+import type { EnvironmentSettings } from '../environments/settings.js';
+import type { Clock } from '../platform/clock.js';
+import { randomToken, sha256 } from '../platform/crypto/tokens.js';
+import type { Db } from '../platform/db/database.js';
+import type { PageQuery } from '../platform/http/common-schemas.js';
+import { deepMerge } from '../platform/json.js';
+import type { Mailer } from '../platform/mail/mailer.js';
+import type { RateLimiter } from '../platform/rate-limit.js';
+import { createSessionsService, type SessionOrigin } from '../sessions/service.js';
+import { emailTaken, nameRequired } from '../users/errors.js';
+import { assertMetadataBudget, checkedPasswordHash, normalizeEmail, toClientUser } from '../users/service.js';
+import { createUsersStore, type UsersStore } from '../users/store.js';
+import { invitationLink, invitationMail } from './email.js';
+import {
+  invitationNotFound, invitationNotPending, invitationRateLimited, legalConsentRequired, redirectUrlNotAllowed, signUpUrlNotConfigured, tokenUnusable,
+} from './errors.js';
+import type { CreateInvitationBody, Invitation, InvitationFilter, InvitationSignUpBody, InvitationSummary, MetadataPatchBody } from './schemas.js';
+import { createInvitationsStore } from './store.js';
+
+export interface InvitationsDeps {
+  db: Db; clock: Clock; mailer: Mailer; limiter: RateLimiter;
+  environments: Pick<EnvironmentsService, 'record'>;
+  users: { findCredentials(environmentId: string, email: string): Promise<unknown> };
+}
+
+const DEFAULT_EXPIRES_IN_DAYS = 30;
+const DAY_MS = 86_400_000;
+
+const toSummary = ({ publicMetadata: _p, privateMetadata: _q, ...summary }: Invitation): InvitationSummary => summary;
+
+/** Environment invitations: Server API management, the email, and sign-up from the token. */
+export function createInvitationsService({ db, clock, mailer, limiter, environments, users }: InvitationsDeps) {
+  const store = createInvitationsStore(db);
+
+  function requireSignUpUrl(env: EnvironmentRecord): string {
+    if (!env.settings.signUpUrl) throw signUpUrlNotConfigured();
+    return env.settings.signUpUrl;
+  }
+
+  /** Every invitation mailed (created or resent) counts against the environment's hourly limit, across processes. */
+  async function countAgainstHourlyLimit(env: EnvironmentRecord) {
+    const hit = await limiter.hit(env.id, 'invitations', { max: env.settings.invitationRateLimitPerHour, windowSeconds: 3600 });
+    if (!hit.allowed) throw invitationRateLimited(hit.retryAfterSeconds);
+  }
+
+  async function mail(env: EnvironmentRecord, signUpUrl: string, token: string, invitation: Invitation, redirectUrl: string | null) {
+    const link = invitationLink(signUpUrl, token, redirectUrl);
+    await mailer.send(env.id, invitationMail(invitation.email, env.name, link, new Date(invitation.expiresAt)));
+  }
+
+  async function existing(environmentId: string, invitationId: string) {
+    const found = await store.find(environmentId, invitationId, clock.now());
+    if (!found) throw invitationNotFound();
+    return found;
+  }
+
+  /** After a conditional change matched nothing: missing, or no longer pending. */
+  async function explainNotPending(environmentId: string, invitationId: string): Promise<never> {
+    throw invitationNotPending((await existing(environmentId, invitationId)).invitation.status);
+  }
+
+  return {
+    /**
+     * Creates a PENDING invitation and mails its link. A re-invite of an email with a pending invitation
+     * replaces it: the earlier one becomes REVOKED and its link stops working.
+     */
+    async create(environmentId: string, body: CreateInvitationBody): Promise<InvitationSummary> {
+      const env = await environments.record(environmentId);
+      assertMetadataBudget(body.publicMetadata, body.privateMetadata);
+      const signUpUrl = requireSignUpUrl(env);
+      const redirectUrl = body.redirectUrl ?? null;
+      if (redirectUrl && !isAllowedRedirect(redirectUrl, [...env.allowedOrigins, urlOrigin(signUpUrl)!])) throw redirectUrlNotAllowed();
+      const email = normalizeEmail(body.email);
+      if (await users.findCredentials(environmentId, email)) throw emailTaken();
+      await countAgainstHourlyLimit(env);
+      const token = randomToken('inv_');
+      const now = clock.now();
+      const invitation = await db.transaction().execute(async (trx) => {
+        const invitations = createInvitationsStore(trx);
+        await invitations.lockEmail(environmentId, email);
+        await invitations.retirePending(environmentId, email, now);
+        return invitations.insert(environmentId, {
+          email, tokenHash: sha256(token), redirectUrl,
+          expiresAt: new Date(now.getTime() + (body.expiresInDays ?? DEFAULT_EXPIRES_IN_DAYS) * DAY_MS),
+          publicMetadata: body.publicMetadata, privateMetadata: body.privateMetadata,
+        }, now);
+      });
+      await mail(env, signUpUrl, token, invitation, redirectUrl);
+      return toSummary(invitation);
+    },
+
+    async get(environmentId: string, invitationId: string): Promise<Invitation> {
+      return (await existing(environmentId, invitationId)).invitation;
+    },
+
+    /** Invitations matching every filter; metadata filters get the same 8 KB budget as the bags they search. */
+    list(environmentId: string, filter: InvitationFilter, page: PageQuery) {
+      assertMetadataBudget(filter.publicMetadata, filter.privateMetadata);
+      return store.list(environmentId, filter, page, clock.now());
+    },
+
+    /** PENDING → REVOKED; any other state is 409 with the current status. */
+    async revoke(environmentId: string, invitationId: string): Promise<InvitationSummary> {
+      const revoked = await store.revoke(environmentId, invitationId, clock.now());
+      return revoked ? toSummary(revoked) : explainNotPending(environmentId, invitationId);
+    },
+
+    /** Mails the invitation again with a new token (only hashes are kept); the earlier link stops working, expiresAt stays. */
+    async resend(environmentId: string, invitationId: string): Promise<InvitationSummary> {
+      const env = await environments.record(environmentId);
+      const signUpUrl = requireSignUpUrl(env);
+      const { invitation } = await existing(environmentId, invitationId);
+      if (invitation.status !== 'PENDING') throw invitationNotPending(invitation.status);
+      await countAgainstHourlyLimit(env);
+      const token = randomToken('inv_');
+      const updated = await store.replaceToken(environmentId, invitationId, sha256(token), clock.now());
+      if (!updated) return explainNotPending(environmentId, invitationId);
+      await mail(env, signUpUrl, token, updated.invitation, updated.redirectUrl);
+      return toSummary(updated.invitation);
+    },
+
+    /** Deep-merges the given bags into the locked row; the merged bags together must fit the budget. */
+    mergeMetadata(environmentId: string, invitationId: string, patch: MetadataPatchBody): Promise<Invitation> {
+      return db.transaction().execute(async (trx) => {
+        const invitations = createInvitationsStore(trx);
+        const now = clock.now();
+        const found = await invitations.findForUpdate(environmentId, invitationId, now);
+        if (!found) throw invitationNotFound();
+        const { invitation } = found;
+        const publicMetadata = patch.publicMetadata ? deepMerge(invitation.publicMetadata, patch.publicMetadata) : invitation.publicMetadata;
+        const privateMetadata = patch.privateMetadata ? deepMerge(invitation.privateMetadata, patch.privateMetadata) : invitation.privateMetadata;
+        assertMetadataBudget(publicMetadata, privateMetadata);
+        return invitations.setMetadata(environmentId, invitationId, { publicMetadata, privateMetadata }, now);
+      });
+    },
+
+    /**
+     * Sign-up from an invitation: in one transaction the invitation is accepted (the single statement
+     * that lets a token work once), a verified user carrying its public metadata is created, and a
+     * session starts. Any failure leaves the invitation PENDING.
+     */
+    async signUp(env: { id: string; settings: EnvironmentSettings }, body: InvitationSignUpBody, origin: SessionOrigin) {
+      if (!body.legalConsentAccepted) throw legalConsentRequired();
+      if (env.settings.requiredFields.includes('name') && !body.name) throw nameRequired();
+      const tokenHash = sha256(body.token);
+      const found = await store.findByToken(env.id, tokenHash, clock.now());
+      if (found?.invitation.status !== 'PENDING') throw tokenUnusable(found?.invitation.status);
+      const passwordHash = await checkedPasswordHash(body.password, env.settings, found.invitation.email);
+      return db.transaction().execute(async (trx) => {
+        const now = clock.now();
+        const userId = uuidv7();
+        const invitations = createInvitationsStore(trx);
+        const accepted = await invitations.accept(env.id, tokenHash, userId, now);
+        // A concurrent redeem got there first (or the state changed since the read): say which state it is in now.
+        if (!accepted) throw tokenUnusable((await invitations.findByToken(env.id, tokenHash, now))?.invitation.status);
+        const user = await insertInvitedUser(createUsersStore(trx), env.id, userId, accepted, body.name ?? null, passwordHash, now);
+        const started = await createSessionsService({ db: trx, clock }).start(env.id, user.id, env.settings.session, origin);
+        if (!started) throw new Error('a user created in this transaction must be active');
+        return { user: toClientUser(user), ...started };
+      });
+    },
+
+    /** Housekeeping: stores EXPIRED for invitations past their expiry. */
+    expireOverdue: () => store.expireOverdue(clock.now()),
+  };
+}
+export type InvitationsService = ReturnType<typeof createInvitationsService>;
+
+async function insertInvitedUser(users: UsersStore, environmentId: string, id: string, invitation: Invitation, name: string | null, passwordHash: string, now: Date) {
+  const user = await users.insert(environmentId, {
+    id, email: invitation.email, emailVerifiedAt: now, registrationState: 'complete', passwordHash,
+    name, firstName: null, lastName: null,
+    publicMetadata: invitation.publicMetadata, privateMetadata: {}, unsafeMetadata: {},
+  }, now);
+  if (user === 'email_taken') throw emailTaken();
+  return user;
+}
