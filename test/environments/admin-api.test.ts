@@ -124,7 +124,7 @@ describe('POST /api/admin/v1/environments', () => {
   it('refuses a missing or empty name and unknown fields with 400 naming them', async () => {
     const missing = await t.admin.post('/environments', {});
     expectProblem(missing, 400, 'invalid_request');
-    expect(missing.json().properties.errors).toEqual([{ path: '/body', message: "must have required property 'name'" }]);
+    expect(missing.json().properties.errors).toEqual([{ path: '/body/name', message: "must have required property 'name'" }]);
     const empty = await t.admin.post('/environments', { name: '' });
     expect(empty.json().properties.errors).toEqual([{ path: '/body/name', message: expect.any(String) }]);
     const unknown = await t.admin.post('/environments', { name: 'x', region: 'eu' });

@@ -44,8 +44,11 @@ function send(request: FastifyRequest, reply: FastifyReply, problem: ProblemErro
 function toProblem(error: FastifyError, request: FastifyRequest): ProblemError | undefined {
   if (error instanceof ProblemError) return error;
   if (error.validation) {
+    // Unknown and missing properties are reported on their parent object: name the property itself.
+    const property = (params: Record<string, unknown> | undefined) =>
+      params?.additionalProperty ?? params?.missingProperty;
     const errors = error.validation.map((v) => ({
-      path: `/${error.validationContext ?? 'input'}${v.instancePath}` + (v.params && 'additionalProperty' in v.params ? `/${String(v.params.additionalProperty)}` : ''),
+      path: `/${error.validationContext ?? 'input'}${v.instancePath}` + (property(v.params) === undefined ? '' : `/${String(property(v.params))}`),
       message: v.message ?? 'is invalid',
     }));
     return new ProblemError(400, 'invalid_request', `Invalid request ${error.validationContext ?? 'input'}: see properties.errors.`, { errors });
