@@ -11,6 +11,7 @@ interface Bench {
 
 const registry: Record<string, () => Promise<Bench>> = {
   users: () => import('./users.js'),
+  invitations: () => import('./invitations.js'),
 };
 
 function usage(): string {
