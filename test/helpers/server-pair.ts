@@ -1,0 +1,44 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { httpRequest, spawnServer, type HttpRequestOptions, type ServerProcess } from './processes.js';
+
+export const PAIR_ADMIN_TOKEN = 'multi-process-admin-token-0123456789';
+
+export interface PairEnv { id: string; secretKey: string; frontendHost: string }
+
+/**
+ * Two real server processes on one fresh PostgreSQL database of their own (created on the server of
+ * TEST_DATABASE_URL, dropped by stop()). PGlite is one process's file, so callers skip without that URL.
+ */
+export async function startServerPair(testDatabaseUrl: string, extraEnv: Record<string, string> = {}) {
+  const databaseName = `gatehouse_mp_${randomBytes(6).toString('hex')}`;
+  const databaseUrl = Object.assign(new URL(testDatabaseUrl), { pathname: `/${databaseName}` }).toString();
+  const maintenance = new pg.Client({ connectionString: testDatabaseUrl });
+  await maintenance.connect();
+  await maintenance.query(`create database ${databaseName}`);
+  const env = { DATABASE_URL: databaseUrl, GATEHOUSE_ADMIN_TOKEN: PAIR_ADMIN_TOKEN, ...extraEnv };
+  const started = await Promise.allSettled([spawnServer({ env }), spawnServer({ env })]);
+  const servers = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  const stop = async () => {
+    await Promise.all(servers.map((s) => s.stop()));
+    await maintenance.query(`drop database if exists ${databaseName} with (force)`);
+    await maintenance.end();
+  };
+  const failed = started.find((s) => s.status === 'rejected');
+  if (failed) {
+    await stop();
+    throw (failed as PromiseRejectedResult).reason;
+  }
+  const [a, b] = servers;
+  const call = (server: ServerProcess, options: HttpRequestOptions) => httpRequest(server.port, options);
+  return {
+    a, b, databaseUrl, stop,
+    admin: (server: ServerProcess, method: string, path: string, body?: unknown) =>
+      call(server, { method, path: `/api/admin/v1${path}`, headers: { authorization: `Bearer ${PAIR_ADMIN_TOKEN}` }, body }),
+    serverApi: (server: ServerProcess, env: PairEnv, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+      call(server, { method, path: `/api/server/v1${path}`, headers: { authorization: `Bearer ${env.secretKey}`, ...headers }, body }),
+    client: (server: ServerProcess, env: PairEnv, method: string, path: string, body?: unknown) =>
+      call(server, { method, path: `/_svc${path}`, host: env.frontendHost, body }),
+  };
+}
+export type ServerPair = Awaited<ReturnType<typeof startServerPair>>;
