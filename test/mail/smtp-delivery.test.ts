@@ -108,6 +108,31 @@ describe('mail delivery over SMTP (GATEHOUSE_SMTP_URL)', () => {
     expect(verified.json().user.registrationState).toBe('complete');
   });
 
+  it('delivers the invitation as text and HTML with a sign-up link whose token signs the invitee up', async () => {
+    const env = await t.given.environment({ signUpUrl: 'https://app.example.com/join?src=mail' });
+    const email = `invitee-${env.id}@example.com`;
+    const before = smtp.received.length;
+
+    const res = await t.server(env).post('/invitations', { email, publicMetadata: { plan: 'pro' }, privateMetadata: {} });
+
+    expect(res.statusCode).toBe(201);
+    const mails = smtp.received.slice(before);
+    expect(mails).toHaveLength(1);
+    expect(mails[0]!.rcptTo).toEqual([email]);
+    const message = parseMessage(mails[0]!.raw);
+    expect(message.headers.subject).toBe(`You're invited to join ${env.name}`);
+    const link = new URL(/https:\/\/\S+/.exec(message.text ?? '')![0]);
+    expect(`${link.origin}${link.pathname}`).toBe('https://app.example.com/join');
+    expect(link.searchParams.get('src')).toBe('mail');
+    const token = link.searchParams.get('invitation_token')!;
+    expect(token).toMatch(/^inv_[A-Za-z0-9_-]{43}$/);
+    expect(message.html).toContain(`href="${link.toString().replaceAll('&', '&amp;')}"`);
+
+    const signedUp = await t.client(env).post('/auth/invitation/password-signup?_is_native=true', { token, password: PASSWORD, legalConsentAccepted: true });
+    expect(signedUp.statusCode).toBe(201);
+    expect(signedUp.json().user).toMatchObject({ email, publicMetadata: { plan: 'pro' }, registrationState: 'complete' });
+  });
+
   it('keeps nothing in the outbox table while SMTP is configured', async () => {
     const env = await t.given.environment();
     const email = `grace-${env.id}@example.com`;
