@@ -32,13 +32,13 @@ export async function startServerPair(testDatabaseUrl: string, extraEnv: Record<
   const [a, b] = servers;
   const call = (server: ServerProcess, options: HttpRequestOptions) => httpRequest(server.port, options);
   return {
-    a, b, databaseUrl, stop,
+    a, b, databaseUrl, stop, call,
     admin: (server: ServerProcess, method: string, path: string, body?: unknown) =>
       call(server, { method, path: `/api/admin/v1${path}`, headers: { authorization: `Bearer ${PAIR_ADMIN_TOKEN}` }, body }),
     serverApi: (server: ServerProcess, env: PairEnv, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
       call(server, { method, path: `/api/server/v1${path}`, headers: { authorization: `Bearer ${env.secretKey}`, ...headers }, body }),
-    client: (server: ServerProcess, env: PairEnv, method: string, path: string, body?: unknown) =>
-      call(server, { method, path: `/_svc${path}`, host: env.frontendHost, body }),
+    client: (server: ServerProcess, env: PairEnv, method: string, path: string, body?: unknown, token?: string) =>
+      call(server, { method, path: `/_svc${path}`, host: env.frontendHost, headers: token ? { authorization: `Bearer ${token}` } : {}, body }),
   };
 }
 export type ServerPair = Awaited<ReturnType<typeof startServerPair>>;

@@ -3,48 +3,31 @@ import { readdirSync } from 'node:fs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PASSWORD } from '../helpers/given.js';
-import { httpRequest, spawnServer, type HttpRequestOptions, type ServerProcess } from '../helpers/processes.js';
+import type { ServerProcess } from '../helpers/processes.js';
+import { startServerPair, type PairEnv as Env, type ServerPair } from '../helpers/server-pair.js';
 
 // Two real server processes share one PostgreSQL database; PGlite is one process's file, so this file
-// only runs with TEST_DATABASE_URL. It creates (and drops) a database of its own on that server, so it
+// only runs with TEST_DATABASE_URL. The pair gets (and drops) a database of its own on that server, so it
 // needs a role allowed to CREATE DATABASE, and starts from an empty database.
 const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
-const ADMIN_TOKEN = 'multi-process-admin-token-0123456789';
-
-interface Env { id: string; secretKey: string; frontendHost: string }
 
 describe.skipIf(!TEST_DATABASE_URL)('several server processes on one PostgreSQL (needs TEST_DATABASE_URL)', () => {
-  const databaseName = `gatehouse_mp_${randomBytes(6).toString('hex')}`;
-  const databaseUrl = TEST_DATABASE_URL && Object.assign(new URL(TEST_DATABASE_URL), { pathname: `/${databaseName}` }).toString();
-  let maintenance: pg.Client;
+  let pair: ServerPair;
   let a: ServerProcess;
   let b: ServerProcess;
 
   beforeAll(async () => {
-    maintenance = new pg.Client({ connectionString: TEST_DATABASE_URL });
-    await maintenance.connect();
-    await maintenance.query(`create database ${databaseName}`);
-    const env = { DATABASE_URL: databaseUrl!, GATEHOUSE_ADMIN_TOKEN: ADMIN_TOKEN };
-    // Started together on purpose: both migrate and bootstrap the same empty database at once.
-    const [first, second] = await Promise.allSettled([spawnServer({ env }), spawnServer({ env })]);
-    if (first.status === 'fulfilled') a = first.value;
-    if (second.status === 'fulfilled') b = second.value;
-    for (const s of [first, second]) if (s.status === 'rejected') throw s.reason;
+    // The two processes start together on purpose: both migrate and bootstrap the same empty database at once.
+    pair = await startServerPair(TEST_DATABASE_URL!);
+    ({ a, b } = pair);
   }, 90_000);
+  afterAll(() => pair?.stop());
 
-  afterAll(async () => {
-    await Promise.all([a?.stop(), b?.stop()]);
-    await maintenance?.query(`drop database if exists ${databaseName} with (force)`);
-    await maintenance?.end();
-  });
-
-  const call = (server: ServerProcess, options: HttpRequestOptions) => httpRequest(server.port, options);
-  const admin = (server: ServerProcess, method: string, path: string, body?: unknown) =>
-    call(server, { method, path: `/api/admin/v1${path}`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, body });
-  const serverApi = (server: ServerProcess, env: Env, method: string, path: string, body?: unknown) =>
-    call(server, { method, path: `/api/server/v1${path}`, headers: { authorization: `Bearer ${env.secretKey}` }, body });
+  const call = (...args: Parameters<ServerPair['call']>) => pair.call(...args);
+  const admin = (...args: Parameters<ServerPair['admin']>) => pair.admin(...args);
+  const serverApi = (...args: Parameters<ServerPair['serverApi']>) => pair.serverApi(...args);
   const client = (server: ServerProcess, env: Env, method: string, path: string, token?: string, body?: unknown) =>
-    call(server, { method, path: `/_svc${path}`, host: env.frontendHost, headers: token ? { authorization: `Bearer ${token}` } : {}, body });
+    pair.client(server, env, method, path, body, token);
 
   async function environment(): Promise<Env> {
     const res = await admin(a, 'POST', '/environments', { name: `mp-${randomBytes(4).toString('hex')}` });
@@ -68,7 +51,7 @@ describe.skipIf(!TEST_DATABASE_URL)('several server processes on one PostgreSQL 
   it('migrates an empty database once and creates exactly one "development" environment when two processes start together', async () => {
     const printed = [a, b].filter((s) => s.stdout().includes('Created the first environment, "development"'));
     expect(printed).toHaveLength(1);
-    const direct = new pg.Client({ connectionString: databaseUrl });
+    const direct = new pg.Client({ connectionString: pair.databaseUrl });
     await direct.connect();
     try {
       const environments = await direct.query<{ name: string }>('select name from environments');
