@@ -1,11 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/platform/crypto/tokens.js';
 import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
-import {
-  countInvitations, expectProblem, invitationLink, invite, invitingEnvironment, MISSING_ID, objectOfSize, randomEmail, SIGN_UP_URL, storedInvitation, SUMMARY_KEYS,
-} from './support.js';
-
-const DAY_MS = 86_400_000;
+import { countInvitations, DAY_MS, expectProblem, invitationLink, invite, invitingEnvironment, MISSING_ID, objectOfSize, randomEmail, SIGN_UP_URL, storedInvitation, SUMMARY_KEYS } from './support.js';
 
 describe('POST /api/server/v1/invitations and GET /api/server/v1/invitations/{id}', () => {
   let t: TestApp;

@@ -1,9 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
-import { expectProblem, invite, invitingEnvironment, storedInvitation } from './support.js';
-
-const PASSWORD = 'a fine long password';
-const DAY_MS = 86_400_000;
+import { DAY_MS, expectProblem, invite, invitingEnvironment, PASSWORD, storedInvitation } from './support.js';
 
 describe('POST /_svc/auth/invitation/password-signup', () => {
   let t: TestApp;

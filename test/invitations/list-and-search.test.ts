@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
-import { expectProblem, invite, invitingEnvironment, objectOfSize, SUMMARY_KEYS } from './support.js';
+import { DAY_MS, expectProblem, invite, invitingEnvironment, objectOfSize, SUMMARY_KEYS } from './support.js';
 
 interface Summary { id: string; email: string; status: string }
 interface Page { items: Summary[]; nextCursor: string | null; hasMore: boolean }
-
-const DAY_MS = 86_400_000;
 
 describe('GET /api/server/v1/invitations and POST /api/server/v1/invitations/search', () => {
   let t: TestApp;

@@ -1,9 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
-import { expectProblem, invitationLink, invite, invitingEnvironment, MISSING_ID, objectOfSize, SUMMARY_KEYS } from './support.js';
-
-const PASSWORD = 'a fine long password';
-const DAY_MS = 86_400_000;
+import { DAY_MS, expectProblem, invitationLink, invite, invitingEnvironment, MISSING_ID, objectOfSize, PASSWORD, SUMMARY_KEYS } from './support.js';
 
 describe('revoke, resend and metadata merge of invitations', () => {
   let t: TestApp;

@@ -5,6 +5,9 @@ import type { TestApp, TestEnv } from '../helpers/app.js';
 export { expectProblem } from '../helpers/problem.js';
 export { MISSING_ID, objectOfSize } from '../users/support.js';
 
+export const PASSWORD = 'a fine long password';
+export const DAY_MS = 86_400_000;
+
 export const SIGN_UP_URL = 'https://app.example.com/sign-up';
 
 export const SUMMARY_KEYS = ['acceptedAt', 'createdAt', 'email', 'environmentId', 'expiresAt', 'id', 'revokedAt', 'status'];
