@@ -5,15 +5,24 @@ import type { EnvironmentSettings } from '../environments/settings.js';
 import { NoContent, noContent } from '../platform/http/common-schemas.js';
 import { clearSessionCookie, sendSession } from '../sessions/cookies.js';
 import type { SessionsService } from '../sessions/service.js';
-import { Accepted, EmailOnlyBody, NativeQuery, PendingVerification, SessionResponse, SignInBody, SignUpBody, VerifyEmailBody } from './schemas.js';
+import { Accepted, EmailOnlyBody, NativeQuery, PendingVerification, ResetPasswordBody, SessionResponse, SignInBody, SignUpBody, VerifyEmailBody } from './schemas.js';
 import type { AuthService } from './service.js';
 
 const tags = ['Client: authentication'];
 
+const FORGOT_PASSWORD = 'Answers 202 with the same body for any email (unknown, deleted, banned or live). Only a live account '
+  + 'gets a mail: a 6-digit code, valid 10 minutes, that replaces any earlier one. 5 requests per email (account or not) '
+  + 'and 30 per client IP per hour; beyond that 429 rate_limited with Retry-After.';
+const RESET_PASSWORD = 'The password policy is checked first (400 weak_password; the code is not used up and no try is counted). '
+  + 'A wrong, expired, used, superseded or burnt code, an unknown email and a banned account all answer 400 invalid_code; '
+  + 'the fifth wrong try burns the code. Success, in one transaction: the code is used up, the password set, the sign-in '
+  + 'lockout cleared, a pending registration completed, every session of the user revoked and a new one started. '
+  + 'A "password changed" mail follows. 100 attempts per client IP per hour (429).';
+
 type SettingsOf = (request: FastifyRequest) => EnvironmentSettings;
 const originOf = (req: FastifyRequest) => ({ ipAddress: req.ip, userAgent: req.headers['user-agent'] ?? null });
 
-/** Client plane, no session needed: sign-up, email verification, sign-in. */
+/** Client plane, no session needed: sign-up, email verification, sign-in, password reset. */
 export function authPublicRoutes(auth: AuthService, settingsOf: SettingsOf): FastifyPluginAsync {
   return async (base) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
@@ -35,6 +44,14 @@ export function authPublicRoutes(auth: AuthService, settingsOf: SettingsOf): Fas
       });
     app.post('/auth/sign-in', { schema: { summary: 'Sign in with email and password', tags, querystring: NativeQuery, body: SignInBody, response: { 200: SessionResponse } } },
       async (req, reply) => sendSession(req, reply, req.query._is_native, await auth.signIn(envOf(req), req.body, originOf(req))));
+    app.post('/auth/forgot-password', { schema: { summary: 'Mail a password reset code', description: FORGOT_PASSWORD, tags, body: EmailOnlyBody, response: { 202: Accepted } } },
+      async (req, reply) => {
+        await auth.requestPasswordReset(envOf(req), req.body.email, req.ip);
+        return reply.code(202).send({ status: 'accepted', message: 'If an account has this email, a password reset code is on its way.' });
+      });
+    app.post('/auth/reset-password', {
+      schema: { summary: 'Set a new password with the mailed code and start a session', description: RESET_PASSWORD, tags, querystring: NativeQuery, body: ResetPasswordBody, response: { 200: SessionResponse } },
+    }, async (req, reply) => sendSession(req, reply, req.query._is_native, await auth.resetPassword(envOf(req), req.body, originOf(req))));
   };
 }
 

@@ -22,10 +22,17 @@ export type SignUpBody = Static<typeof SignUpBody>;
 export const SignInBody = Type.Object({ email: Email, password: Type.String({ minLength: 1 }) }, { additionalProperties: false });
 export type SignInBody = Static<typeof SignInBody>;
 
-export const VerifyEmailBody = Type.Object({
-  email: Email, code: Type.String({ pattern: '^[0-9]{6}$', description: 'The 6-digit code from the email.' }),
-}, { additionalProperties: false });
+const MailedCode = Type.String({ pattern: '^[0-9]{6}$', description: 'The 6-digit code from the email.' });
+
+export const VerifyEmailBody = Type.Object({ email: Email, code: MailedCode }, { additionalProperties: false });
 export type VerifyEmailBody = Static<typeof VerifyEmailBody>;
+
+export const ResetPasswordBody = Type.Object({
+  email: Email,
+  code: MailedCode,
+  newPassword: Type.String({ minLength: 1, description: "Must meet the environment's password policy; checked before the code is tried." }),
+}, { additionalProperties: false });
+export type ResetPasswordBody = Static<typeof ResetPasswordBody>;
 
 export const EmailOnlyBody = Type.Object({ email: Email }, { additionalProperties: false });
 

@@ -5,12 +5,12 @@ import { randomCode, sha256 } from '../platform/crypto/tokens.js';
 import type { Db } from '../platform/db/database.js';
 import { escapeHtml, type Mailer } from '../platform/mail/mailer.js';
 import type { RateLimiter } from '../platform/rate-limit.js';
-import type { SessionOrigin, SessionsService } from '../sessions/service.js';
+import { createSessionsService, type SessionOrigin, type SessionsService } from '../sessions/service.js';
 import type { User } from '../users/schemas.js';
-import { normalizeEmail, toClientUser, type UsersService } from '../users/service.js';
+import { checkedPasswordHash, createPasswordResetAccounts, normalizeEmail, toClientUser, type UsersService } from '../users/service.js';
 import { emailNotVerified, invalidCode, invalidCredentials, rateLimited, userBanned } from './errors.js';
-import type { SignInBody, SignUpBody, VerifyEmailBody } from './schemas.js';
-import { createCodesStore } from './store.js';
+import type { ResetPasswordBody, SignInBody, SignUpBody, VerifyEmailBody } from './schemas.js';
+import { createCodesStore, type CodePurpose } from './store.js';
 
 export interface AuthEnvironment { id: string; settings: EnvironmentSettings }
 export interface AuthDeps { db: Db; clock: Clock; users: UsersService; sessions: SessionsService; mailer: Mailer; limiter: RateLimiter }
@@ -20,10 +20,17 @@ const CODE_SENDS_PER_EMAIL = { max: 5, windowSeconds: 3600 };
 const CODE_SENDS_PER_IP = { max: 30, windowSeconds: 3600 };
 // Every sign-up mails a code to the address given: one client must not turn us into a mail cannon.
 const SIGN_UPS_PER_IP = { max: 100, windowSeconds: 3600 };
+// Every reset attempt runs a password hash (unknown emails too, so they cost the same): cap them per client.
+const RESET_ATTEMPTS_PER_IP = { max: 100, windowSeconds: 3600 };
+
+const CODE_MAILS: Record<CodePurpose, { name: string; ifNotYou: string }> = {
+  verify_email: { name: 'verification code', ifNotYou: 'If you did not sign up, ignore this email.' },
+  reset_password: { name: 'password reset code', ifNotYou: 'If you did not ask to reset your password, ignore this email; your password stays as it is.' },
+};
 
 const codeHash = (userId: string, code: string) => sha256(`${userId}:${code}`);
 
-/** Client-plane sign-up, email verification, sign-in and sign-out. */
+/** Client-plane sign-up, email verification, sign-in and password reset. */
 export function createAuthService({ db, clock, users, sessions, mailer, limiter }: AuthDeps) {
   const codes = createCodesStore(db);
 
@@ -34,15 +41,47 @@ export function createAuthService({ db, clock, users, sessions, mailer, limiter 
     return { user: toClientUser(user), ...started };
   }
 
-  async function mailVerificationCode(env: AuthEnvironment, user: User) {
+  /** A new 6-digit code for the purpose, replacing any earlier one, stored hashed and mailed to the user. */
+  async function mailCode(env: AuthEnvironment, user: User, purpose: CodePurpose) {
     const code = randomCode();
     const now = clock.now();
-    await codes.replace(env.id, user.id, 'verify_email', codeHash(user.id, code), new Date(now.getTime() + CODE_LIFETIME_MS), now);
+    await codes.replace(env.id, user.id, purpose, codeHash(user.id, code), new Date(now.getTime() + CODE_LIFETIME_MS), now);
+    const { name, ifNotYou } = CODE_MAILS[purpose];
     await mailer.send(env.id, {
       to: user.email!,
-      subject: `Your verification code is ${code}`,
-      text: `Your verification code is ${code}. It expires in 10 minutes. If you did not sign up, ignore this email.`,
-      html: `<p>Your verification code is <strong>${escapeHtml(code)}</strong>.</p><p>It expires in 10 minutes. If you did not sign up, ignore this email.</p>`,
+      subject: `Your ${name} is ${code}`,
+      text: `Your ${name} is ${code}. It expires in 10 minutes. ${ifNotYou}`,
+      html: `<p>Your ${name} is <strong>${escapeHtml(code)}</strong>.</p><p>It expires in 10 minutes. ${escapeHtml(ifNotYou)}</p>`,
+    });
+  }
+
+  /** Tells the owner after a reset; carries no code or password. */
+  function mailPasswordChanged(env: AuthEnvironment, user: User) {
+    const notice = `The password of your account ${user.email} was changed at ${user.updatedAt} with a reset code sent to this address, and every session was signed out.`;
+    const ifNotYou = 'If you did not do this, ask for a new reset code at once and tell your administrator.';
+    return mailer.send(env.id, {
+      to: user.email!,
+      subject: 'Your password was changed',
+      text: `${notice} ${ifNotYou}`,
+      html: `<p>${escapeHtml(notice)}</p><p>${escapeHtml(ifNotYou)}</p>`,
+    });
+  }
+
+  /**
+   * One transaction: the code is used up, the password set, the lockout cleared, every session revoked
+   * and a fresh one started. A wrong code commits only its counted try (so 5 of them burn the code) and
+   * yields undefined, as does a user who stopped being active.
+   */
+  function applyReset(env: AuthEnvironment, userId: string, code: string, passwordHash: string, origin: SessionOrigin) {
+    return db.transaction().execute(async (trx) => {
+      if (!(await createCodesStore(trx).consume(env.id, userId, 'reset_password', codeHash(userId, code), clock.now()))) return undefined;
+      const user = await createPasswordResetAccounts({ db: trx, clock }).applyReset(env.id, userId, passwordHash);
+      if (!user) return undefined;
+      const trxSessions = createSessionsService({ db: trx, clock });
+      await trxSessions.revokeAllForUser(env.id, userId);
+      const started = await trxSessions.start(env.id, userId, env.settings.session, origin);
+      if (!started) throw invalidCode(); // cannot happen: the user row is locked and active; roll everything back
+      return { user, ...started };
     });
   }
 
@@ -60,7 +99,7 @@ export function createAuthService({ db, clock, users, sessions, mailer, limiter 
       const pending = env.settings.emailVerificationRequired;
       const user = await users.register(env.id, { ...body, pending });
       if (pending) {
-        await mailVerificationCode(env, user);
+        await mailCode(env, user, 'verify_email');
         return { pending: true as const, user: toClientUser(user) };
       }
       return { pending: false as const, ...(await startSession(env, user, origin)) };
@@ -71,7 +110,7 @@ export function createAuthService({ db, clock, users, sessions, mailer, limiter 
       await throttle(env, `verify_email_send:ip:${ipAddress}`, CODE_SENDS_PER_IP);
       await throttle(env, `verify_email_send:email:${normalizeEmail(email)}`, CODE_SENDS_PER_EMAIL);
       const found = await users.findCredentials(env.id, email);
-      if (found && found.user.registrationState === 'pending_email_verification') await mailVerificationCode(env, found.user);
+      if (found && found.user.registrationState === 'pending_email_verification') await mailCode(env, found.user, 'verify_email');
     },
 
     async verifyEmail(env: AuthEnvironment, body: VerifyEmailBody, origin: SessionOrigin) {
@@ -103,6 +142,33 @@ export function createAuthService({ db, clock, users, sessions, mailer, limiter 
       if (candidate.user.status === 'banned') throw userBanned();
       if (candidate.user.registrationState === 'pending_email_verification') throw emailNotVerified();
       return startSession(env, candidate.user, origin);
+    },
+
+    /**
+     * Mails a reset code to a live account (not deleted, not banned); answers the same for any email.
+     * The per-email limit counts every request for the address, account or not, so it reveals nothing.
+     */
+    async requestPasswordReset(env: AuthEnvironment, email: string, ipAddress: string) {
+      await throttle(env, `forgot_password:ip:${ipAddress}`, CODE_SENDS_PER_IP);
+      await throttle(env, `forgot_password:email:${normalizeEmail(email)}`, CODE_SENDS_PER_EMAIL);
+      const found = await users.findCredentials(env.id, email);
+      if (found && found.user.status === 'active') await mailCode(env, found.user, 'reset_password');
+    },
+
+    /**
+     * The policy check and the hash come first, for any email: a weak password never uses up the code
+     * or a try, and an unknown email costs and answers like a live one with a wrong code.
+     */
+    async resetPassword(env: AuthEnvironment, body: ResetPasswordBody, origin: SessionOrigin & { ipAddress: string }) {
+      await throttle(env, `reset_password:ip:${origin.ipAddress}`, RESET_ATTEMPTS_PER_IP);
+      const email = normalizeEmail(body.email);
+      const passwordHash = await checkedPasswordHash(body.newPassword, env.settings, email);
+      const found = await users.findCredentials(env.id, email);
+      if (!found || found.user.status !== 'active') throw invalidCode();
+      const reset = await applyReset(env, found.user.id, body.code, passwordHash, origin);
+      if (!reset) throw invalidCode();
+      await mailPasswordChanged(env, reset.user);
+      return { user: toClientUser(reset.user), session: reset.session, token: reset.token };
     },
   };
 }

@@ -28,11 +28,21 @@ export function assertMetadataBudget(...bags: Parameters<typeof metadataSize>) {
   if (bytes > METADATA_BUDGET_BYTES) throw metadataTooLarge(bytes);
 }
 
-/** The password's hash, after the environment's policy (and the account's email) accepted it. */
+/** The password's argon2id hash once it meets the environment's policy; 400 weak_password (before any hashing) otherwise. */
 export async function checkedPasswordHash(password: string, settings: EnvironmentSettings, email: string | null | undefined) {
   const problem = passwordProblem(password, settings.passwordPolicy, email);
   if (problem) throw weakPassword(problem);
   return hashPassword(password);
+}
+
+/** The account side of a password reset, over the caller's transaction (cheap to build, like the sessions service). */
+export function createPasswordResetAccounts({ db, clock }: { db: Db; clock: Clock }) {
+  const users = createUsersStore(db);
+  return {
+    /** Sets the new hash, clears the sign-in lockout and completes a pending registration; undefined unless the user is active. */
+    applyReset: (environmentId: string, userId: string, passwordHash: string) =>
+      users.resetPassword(environmentId, userId, passwordHash, clock.now()),
+  };
 }
 
 const BAGS = ['publicMetadata', 'privateMetadata', 'unsafeMetadata'] as const;

@@ -105,6 +105,15 @@ export function createUsersStore(db: Db) {
         public_metadata: jsonb(bags.publicMetadata), private_metadata: jsonb(bags.privateMetadata),
         unsafe_metadata: jsonb(bags.unsafeMetadata), updated_at: now,
       }).returningAll().executeTakeFirstOrThrow().then(toUser),
+    /**
+     * A password reset of an active user: the new hash, the sign-in lockout cleared, and a pending
+     * registration completed (the mailed code proved control of the email). Undefined unless active.
+     */
+    resetPassword: (environmentId: string, userId: string, passwordHash: string, now: Date) =>
+      byId(environmentId, userId).where('status', '=', 'active').set((eb) => ({
+        password_hash: passwordHash, failed_sign_ins: 0, locked_until: null,
+        registration_state: 'complete' as const, email_verified_at: eb.fn.coalesce('email_verified_at', eb.val(now)), updated_at: now,
+      })).returningAll().executeTakeFirst().then((row) => row && toUser(row)),
     completeRegistration: (environmentId: string, userId: string, now: Date) =>
       byId(environmentId, userId).where('status', '=', 'active').set({
         registration_state: 'complete', email_verified_at: now, updated_at: now,
