@@ -151,7 +151,7 @@ describe('password reset', () => {
       const cases: [unknown, string][] = [
         [{ email: 'not-an-email' }, '/body/email'],
         [{ email: 'ada@example.com', redirectUrl: 'https://evil.example' }, '/body/redirectUrl'],
-        [{}, '/body'],
+        [{}, '/body/email'],
       ];
       for (const [body, path] of cases) {
         const res = await t.client(env).post('/auth/forgot-password', body as Record<string, unknown>);
@@ -486,7 +486,7 @@ describe('password reset', () => {
         [{ email: 'ada@example.com', code: '12345', newPassword: NEW_PASSWORD }, '/body/code'],
         [{ email: 'ada@example.com', code: 'abcdef', newPassword: NEW_PASSWORD }, '/body/code'],
         [{ email: 'ada@example.com', code: Number(code), newPassword: NEW_PASSWORD }, '/body/code'],
-        [{ email: 'ada@example.com', code }, '/body'],
+        [{ email: 'ada@example.com', code }, '/body/newPassword'],
         [{ email: 'ada@example.com', code, newPassword: '' }, '/body/newPassword'],
         [{ email: 'not-an-email', code, newPassword: NEW_PASSWORD }, '/body/email'],
         [{ email: 'ada@example.com', code, newPassword: NEW_PASSWORD, password: NEW_PASSWORD }, '/body/password'],
