@@ -3,6 +3,8 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
+import { auditServerRoutes } from './audit/routes.js';
+import { createAuditService } from './audit/service.js';
 import { authPublicRoutes, authSessionRoutes } from './auth/routes.js';
 import { createAuthService } from './auth/service.js';
 import { allowedOriginsServerRoutes, environmentsAdminRoutes } from './environments/routes.js';
@@ -69,6 +71,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const limiter = createRateLimiter(db, clock);
   const auth = createAuthService({ db, clock, users, sessions, mailer, limiter });
   const invitations = createInvitationsService({ db, clock, mailer, limiter, environments, users });
+  const audit = createAuditService({
+    db, clock, limiter,
+    auditLogEnabled: async (environmentId) => (await environments.record(environmentId)).settings.auditLogEnabled,
+    existingUserIds: users.existingIds,
+  });
   const outbox = createOutboxStore(db);
   const settingsOf = (req: FastifyRequest) => (req.clientEnvironment as EnvironmentRecord).settings;
 
@@ -112,6 +119,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     usersServerRoutes(users),
     invitationsServerRoutes(invitations),
     allowedOriginsServerRoutes(environments),
+    auditServerRoutes(audit),
   ]), { prefix: '/api/server/v1' });
 
   await app.register(clientPlane({
@@ -127,7 +135,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ]), { prefix: '/api/admin/v1' });
   }
 
-  scheduleMaintenance(app, { pruneRateLimitWindows: limiter.pruneOldWindows, pruneExpiredCodes: auth.pruneExpiredCodes, expireInvitations: invitations.expireOverdue });
+  scheduleMaintenance(app, {
+    pruneRateLimitWindows: limiter.pruneOldWindows, pruneExpiredCodes: auth.pruneExpiredCodes, pruneAuditIdempotencyKeys: audit.pruneIdempotencyKeys,
+    expireInvitations: invitations.expireOverdue,
+  });
   app.addHook('onClose', async () => mailer.close());
   return app;
 }

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createEnvironmentsService } from './environments/service.js';
+import { systemCaller } from './platform/caller.js';
 import { systemClock } from './platform/clock.js';
 import { openDatabase, type Database } from './platform/db/database.js';
 import { lockDataDir } from './platform/db/data-dir-lock.js';
@@ -67,7 +68,7 @@ async function run(argv: string[]) {
         return console.error('Database is up to date.');
       case 'env create':
         if (!values.name) throw new UsageError('env create needs --name NAME.');
-        return print(await environments.create({ name: values.name, frontendHost: values['frontend-host'] }));
+        return print(await environments.create({ name: values.name, frontendHost: values['frontend-host'] }, systemCaller('cli')));
       case 'env list':
         return print(await environments.list());
       case 'env settings':
@@ -75,10 +76,10 @@ async function run(argv: string[]) {
         return print(await environments.update(rest[0], { settings: parseJson(rest[1], 'settings JSON') }));
       case 'keys create':
         if (!rest[0]) throw new UsageError('keys create needs ENV_ID.');
-        return print(await environments.createSecretKey(rest[0]));
+        return print(await environments.createSecretKey(rest[0], systemCaller('cli')));
       case 'keys revoke':
         if (!rest[0]) throw new UsageError('keys revoke needs KEY_ID.');
-        await environments.revokeSecretKey(rest[0]);
+        await environments.revokeSecretKey(rest[0], systemCaller('cli'));
         return console.error(`Revoked key ${rest[0]}.`);
       case 'outbox':
         if (!action) throw new UsageError('outbox needs ENV_ID.');

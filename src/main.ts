@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createEnvironmentsService } from './environments/service.js';
+import { systemCaller } from './platform/caller.js';
 import { systemClock } from './platform/clock.js';
 import { openDatabase, transactionWithLock, type Db } from './platform/db/database.js';
 import { lockDataDir } from './platform/db/data-dir-lock.js';
@@ -67,7 +68,7 @@ const BOOTSTRAP_LOCK = 7_262_2027;
 async function bootstrapFirstEnvironment(db: Db, port: number) {
   const env = await transactionWithLock(db, BOOTSTRAP_LOCK, async (trx) => {
     const environments = createEnvironmentsService({ db: trx, clock: systemClock, defaultFrontendPort: port });
-    return (await environments.count()) > 0 ? undefined : environments.create({ name: 'development' });
+    return (await environments.count()) > 0 ? undefined : environments.create({ name: 'development' }, systemCaller('bootstrap'));
   });
   if (!env) return;
   console.log([

@@ -3,6 +3,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { EnvironmentSettings } from '../environments/settings.js';
 import { NoContent, noContent } from '../platform/http/common-schemas.js';
+import { clientCaller } from '../platform/http/planes.js';
 import { clearSessionCookie, sendSession } from '../sessions/cookies.js';
 import type { SessionsService } from '../sessions/service.js';
 import { Accepted, EmailOnlyBody, NativeQuery, PendingVerification, ResetPasswordBody, SessionResponse, SignInBody, SignUpBody, VerifyEmailBody } from './schemas.js';
@@ -60,7 +61,7 @@ export function authSessionRoutes(sessions: SessionsService): FastifyPluginAsync
   return async (base) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     app.post('/auth/sign-out', { schema: { summary: 'Sign out: revoke the current session', tags, response: { 204: NoContent } } }, async (req, reply) => {
-      await sessions.revoke(req.environmentId, req.session!.userId, req.session!.id);
+      await sessions.revoke(req.environmentId, req.session!.userId, req.session!.id, clientCaller(req), 'sign_out');
       clearSessionCookie(req, reply);
       return noContent(reply);
     });

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { OutboxMessage as OutboxEntry } from '../platform/mail/outbox-store.js';
 import { NoContent, noContent } from '../platform/http/common-schemas.js';
+import { adminCaller } from '../platform/http/planes.js';
 import {
   AllowedOrigins, CreatedEnvironment, CreatedSecretKey, CreateEnvironmentBody, Environment, EnvironmentList,
   EnvironmentParams, KeyParams, Outbox, OutboxQuery, UpdateEnvironmentBody,
@@ -16,7 +17,7 @@ export function environmentsAdminRoutes(deps: { environments: EnvironmentsServic
   return async (base) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     app.post('/environments', { schema: { summary: 'Create an environment and its first secret key', tags, body: CreateEnvironmentBody, response: { 201: CreatedEnvironment } } },
-      async (req, reply) => reply.code(201).send(await environments.create(req.body)));
+      async (req, reply) => reply.code(201).send(await environments.create(req.body, adminCaller(req))));
     app.get('/environments', { schema: { summary: 'List environments', tags, response: { 200: EnvironmentList } } },
       async () => ({ items: await environments.list() }));
     app.get('/environments/:id', { schema: { summary: 'Get an environment', tags, params: EnvironmentParams, response: { 200: Environment } } },
@@ -24,9 +25,9 @@ export function environmentsAdminRoutes(deps: { environments: EnvironmentsServic
     app.patch('/environments/:id', { schema: { summary: 'Update an environment (settings deep-merge)', tags, params: EnvironmentParams, body: UpdateEnvironmentBody, response: { 200: Environment } } },
       (req) => environments.update(req.params.id, req.body));
     app.post('/environments/:id/secret-keys', { schema: { summary: 'Issue another secret key', tags, params: EnvironmentParams, response: { 201: CreatedSecretKey } } },
-      async (req, reply) => reply.code(201).send(await environments.createSecretKey(req.params.id)));
+      async (req, reply) => reply.code(201).send(await environments.createSecretKey(req.params.id, adminCaller(req))));
     app.delete('/secret-keys/:keyId', { schema: { summary: 'Revoke a secret key', tags, params: KeyParams, response: { 204: NoContent } } },
-      async (req, reply) => { await environments.revokeSecretKey(req.params.keyId); return noContent(reply); });
+      async (req, reply) => { await environments.revokeSecretKey(req.params.keyId, adminCaller(req)); return noContent(reply); });
     app.get('/environments/:id/outbox', { schema: { summary: 'Read the mail outbox', tags, params: EnvironmentParams, querystring: OutboxQuery, response: { 200: Outbox } } },
       async (req) => { await environments.get(req.params.id); return { items: await deps.outbox(req.params.id, req.query.to) }; });
   };

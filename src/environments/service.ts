@@ -1,3 +1,5 @@
+import { recordOwnEvent } from '../audit/service.js';
+import type { Caller } from '../platform/caller.js';
 import type { Clock } from '../platform/clock.js';
 import { constantTimeEqual, randomToken, sha256 } from '../platform/crypto/tokens.js';
 import { createCache } from '../platform/cache.js';
@@ -86,9 +88,12 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
     return overrides;
   }
 
-  async function issueKey(store: typeof keys, environmentId: string) {
+  /** A new key and its audit event, in the caller's transaction; only the key's id is recorded. */
+  async function issueKey(trx: Db, environmentId: string, by: Caller) {
     const secretKey = randomToken('sk_');
-    const key = await store.insert(environmentId, sha256(secretKey), clock.now());
+    const now = clock.now();
+    const key = await createSecretKeysStore(trx).insert(environmentId, sha256(secretKey), now);
+    await recordOwnEvent(trx, environmentId, { action: 'secret_key.created', ...by, targets: [{ type: 'secret_key', id: key.id }] }, now);
     return { id: key.id, secretKey };
   }
 
@@ -104,8 +109,8 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
   }
 
   return {
-    /** The environment and its first key land together or not at all. */
-    async create(body: CreateEnvironmentBody): Promise<CreatedEnvironment> {
+    /** The environment and its first key (and that key's audit event) land together or not at all. */
+    async create(body: CreateEnvironmentBody, by: Caller): Promise<CreatedEnvironment> {
       const overrides = validatedOverrides({}, body.settings);
       return inTransaction(db, async (trx) => {
         const store = createEnvironmentsStore(trx);
@@ -114,7 +119,7 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
           ? await store.insert({ name: body.name, frontendHost, overrides }, clock.now())
           : await insertWithDefaultHost(store, body.name, overrides);
         if (!env) throw frontendHostTaken(frontendHost!);
-        const key = await issueKey(createSecretKeysStore(trx), env.id);
+        const key = await issueKey(trx, env.id, by);
         return { ...toPublic(env), secretKey: key.secretKey, secretKeyId: key.id };
       });
     },
@@ -143,12 +148,22 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
     record,
     findByHost: (host: string) => cached(envCache, `host:${host.toLowerCase()}`, () => environments.findByHost(host)),
 
-    async createSecretKey(environmentId: string) {
+    async createSecretKey(environmentId: string, by: Caller) {
       if (!(await environments.find(environmentId))) throw environmentNotFound();
-      return issueKey(keys, environmentId);
+      return inTransaction(db, (trx) => issueKey(trx, environmentId, by));
     },
-    async revokeSecretKey(keyId: string) {
-      const revoked = await announced(`key:${keyId}`, (trx) => createSecretKeysStore(trx).revoke(keyId, clock.now()));
+    /** Revokes a key and records it in the same transaction; revoking it again answers the same and records nothing. */
+    async revokeSecretKey(keyId: string, by: Caller) {
+      const revoked = await announced(`key:${keyId}`, async (trx) => {
+        const store = createSecretKeysStore(trx);
+        const now = clock.now();
+        const key = await store.revoke(keyId, now);
+        if (key) {
+          await recordOwnEvent(trx, key.environment_id, { action: 'secret_key.revoked', ...by, targets: [{ type: 'secret_key', id: key.id }] }, now);
+          return key;
+        }
+        return store.find(keyId);
+      });
       if (!revoked) throw secretKeyNotFound();
       return { id: revoked.id, environmentId: revoked.environment_id };
     },

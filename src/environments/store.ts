@@ -64,9 +64,11 @@ export function createSecretKeysStore(db: Db) {
     findActiveByHash: (keyHash: Buffer) =>
       db.selectFrom('secret_keys').select(['id', 'environment_id']).where('key_hash', '=', keyHash)
         .where('revoked_at', 'is', null).executeTakeFirst(),
-    /** Undefined when no such key; revoking twice keeps the first revocation time. */
+    /** Revokes a key that is not revoked yet; undefined when there is no such key or it was revoked before. */
     revoke: (keyId: string, now: Date) =>
-      db.updateTable('secret_keys').set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.val(now)) }))
-        .where('id', '=', keyId).returning(['id', 'environment_id']).executeTakeFirst(),
+      db.updateTable('secret_keys').set({ revoked_at: now })
+        .where('id', '=', keyId).where('revoked_at', 'is', null).returning(['id', 'environment_id']).executeTakeFirst(),
+    find: (keyId: string) =>
+      db.selectFrom('secret_keys').select(['id', 'environment_id']).where('id', '=', keyId).executeTakeFirst(),
   };
 }

@@ -3,7 +3,14 @@ import type { Clock } from './clock.js';
 import type { Db } from './db/database.js';
 
 export interface Limit { max: number; windowSeconds: number }
-export interface RateLimitResult { allowed: boolean; retryAfterSeconds: number; windowStart: Date }
+export interface RateLimitResult {
+  allowed: boolean;
+  /** Hits counted in the window, this one included when allowed; `max` when refused. */
+  count: number;
+  /** Seconds until the window ends (at least 1). */
+  retryAfterSeconds: number;
+  windowStart: Date;
+}
 
 function windowOf(now: Date, windowSeconds: number) {
   const ms = windowSeconds * 1000;
@@ -20,14 +27,15 @@ export function createRateLimiter(db: Db, clock: Clock) {
     async hit(environmentId: string, bucket: string, limit: Limit): Promise<RateLimitResult> {
       const { start, retryAfterSeconds } = windowOf(clock.now(), limit.windowSeconds);
       // The insert below admits a window's first hit unconditionally, so a zero limit is answered here.
-      if (limit.max <= 0) return { allowed: false, retryAfterSeconds, windowStart: start };
+      if (limit.max <= 0) return { allowed: false, count: 0, retryAfterSeconds, windowStart: start };
       const row = await sql<{ count: number }>`
         insert into rate_limit_windows (environment_id, bucket, window_start, count)
         values (${environmentId}, ${bucket}, ${start}, 1)
         on conflict (environment_id, bucket, window_start)
         do update set count = rate_limit_windows.count + 1 where rate_limit_windows.count < ${limit.max}
         returning count`.execute(db);
-      return { allowed: row.rows.length > 0, retryAfterSeconds, windowStart: start };
+      const counted = row.rows[0]?.count;
+      return { allowed: counted !== undefined, count: counted ?? limit.max, retryAfterSeconds, windowStart: start };
     },
     /** Deletes windows that ended long ago; no limit uses a window over a day, so two days is safe. */
     pruneOldWindows: () =>

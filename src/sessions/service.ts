@@ -1,6 +1,8 @@
+import { recordOwnEvent } from '../audit/service.js';
+import type { Caller } from '../platform/caller.js';
 import type { Clock } from '../platform/clock.js';
 import { randomToken, sha256 } from '../platform/crypto/tokens.js';
-import type { Db } from '../platform/db/database.js';
+import { inTransaction, type Db } from '../platform/db/database.js';
 import { ProblemError } from '../platform/http/problem.js';
 import type { JsonObject } from '../platform/json.js';
 import type { ListSessionsQuery } from './schemas.js';
@@ -43,11 +45,25 @@ export function createSessionsService({ db, clock }: { db: Db; clock: Clock }) {
       return { id: found.id, userId: found.user_id, actor: found.actor };
     },
     revokeAllForUser: (environmentId: string, userId: string) => store.revokeAllForUser(environmentId, userId, clock.now()),
-    async revoke(environmentId: string, userId: string, sessionId: string) {
-      const session = await store.revokeOne(environmentId, userId, sessionId, clock.now());
-      if (!session) throw sessionNotFound();
-      return session;
-    },
+    /**
+     * Revokes one session of the user and records it in the same transaction; revoking a revoked session
+     * again answers the same and records nothing. `reason` tells a sign-out from a revocation.
+     */
+    revoke: (environmentId: string, userId: string, sessionId: string, by: Caller, reason: 'sign_out' | 'revoke' = 'revoke') =>
+      inTransaction(db, async (trx) => {
+        const sessions = createSessionsStore(trx);
+        const now = clock.now();
+        const revoked = await sessions.revokeOne(environmentId, userId, sessionId, now);
+        if (revoked) {
+          await recordOwnEvent(trx, environmentId, {
+            action: 'session.revoked', ...by, targets: [{ type: 'session', id: sessionId }, { type: 'user', id: userId }], metadata: { reason },
+          }, now);
+          return revoked;
+        }
+        const session = await sessions.find(environmentId, userId, sessionId, now);
+        if (!session) throw sessionNotFound();
+        return session;
+      }),
     listForUser: (environmentId: string, userId: string, query: ListSessionsQuery) =>
       store.listForUser(environmentId, userId, query, clock.now()),
   };

@@ -48,11 +48,16 @@ export function createSessionsStore(db: Db) {
       db.updateTable('sessions').set({ revoked_at: now })
         .where('environment_id', '=', environmentId).where('user_id', '=', userId).where('revoked_at', 'is', null)
         .executeTakeFirst().then((r) => Number(r.numUpdatedRows)),
-    /** Revokes one session of one user; undefined when the user has no such session. Revoking twice is harmless. */
+    /** Revokes one session of one user that is not revoked yet; undefined when there is no such session. */
     revokeOne: (environmentId: string, userId: string, sessionId: string, now: Date) =>
-      db.updateTable('sessions').set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.val(now)) }))
+      db.updateTable('sessions').set({ revoked_at: now })
         .where('environment_id', '=', environmentId).where('user_id', '=', userId).where('id', '=', sessionId)
+        .where('revoked_at', 'is', null)
         .returningAll().executeTakeFirst().then((row) => row && toSession(row, now)),
+    find: (environmentId: string, userId: string, sessionId: string, now: Date) =>
+      db.selectFrom('sessions').selectAll()
+        .where('environment_id', '=', environmentId).where('user_id', '=', userId).where('id', '=', sessionId)
+        .executeTakeFirst().then((row) => row && toSession(row, now)),
     async listForUser(environmentId: string, userId: string, query: ListSessionsQuery, now: Date) {
       let q = db.selectFrom('sessions').selectAll().where('environment_id', '=', environmentId).where('user_id', '=', userId);
       if (query.status === 'active') q = q.where(isLive(now));

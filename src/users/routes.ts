@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { NoContent, noContent, Page } from '../platform/http/common-schemas.js';
+import { clientCaller, serverCaller } from '../platform/http/planes.js';
 import { ListSessionsQuery, Session, UserSessionParams } from '../sessions/schemas.js';
 import {
   ClientUser, CreateUserBody, ListUsersQuery, MetadataPatchBody, SearchUsersBody, UpdateMeBody, UpdateUserBody, User, UserParams,
@@ -23,21 +24,21 @@ export function usersServerRoutes(users: UsersService): FastifyPluginAsync {
     app.get('/users/:userId', { schema: { summary: 'Get a user', tags, params: UserParams, response: { 200: User } } },
       (req) => users.get(req.environmentId, req.params.userId));
     app.patch('/users/:userId', { schema: { summary: "Update a user's profile, email or password", tags, params: UserParams, body: UpdateUserBody, response: { 200: User } } },
-      (req) => users.update(req.environmentId, req.params.userId, req.body));
+      (req) => users.update(req.environmentId, req.params.userId, req.body, serverCaller(req)));
     app.delete('/users/:userId', { schema: { summary: 'Soft-delete a user (a repeat answers 403)', tags, params: UserParams, response: { 204: NoContent } } },
-      async (req, reply) => { await users.softDelete(req.environmentId, req.params.userId); return noContent(reply); });
+      async (req, reply) => { await users.softDelete(req.environmentId, req.params.userId, serverCaller(req)); return noContent(reply); });
     app.post('/users/:userId/ban', { schema: { summary: 'Ban a user and revoke their sessions', tags, params: UserParams, response: { 200: User } } },
-      (req) => users.ban(req.environmentId, req.params.userId));
+      (req) => users.ban(req.environmentId, req.params.userId, serverCaller(req)));
     app.post('/users/:userId/unban', { schema: { summary: 'Unban a user', tags, params: UserParams, response: { 200: User } } },
-      (req) => users.unban(req.environmentId, req.params.userId));
+      (req) => users.unban(req.environmentId, req.params.userId, serverCaller(req)));
     app.patch('/users/:userId/metadata', { schema: { summary: "Deep-merge a user's metadata", tags, params: UserParams, body: MetadataPatchBody, response: { 200: User } } },
-      (req) => users.mergeMetadata(req.environmentId, req.params.userId, req.body));
+      (req) => users.mergeMetadata(req.environmentId, req.params.userId, req.body, serverCaller(req)));
     app.get('/users/:userId/sessions', { schema: { summary: "List a user's sessions", tags, params: UserParams, querystring: ListSessionsQuery, response: { 200: Page(Session) } } },
       (req) => users.listSessions(req.environmentId, req.params.userId, req.query));
     app.delete('/users/:userId/sessions', { schema: { summary: "Revoke all of a user's sessions", tags, params: UserParams, response: { 204: NoContent } } },
-      async (req, reply) => { await users.revokeAllSessions(req.environmentId, req.params.userId); return noContent(reply); });
+      async (req, reply) => { await users.revokeAllSessions(req.environmentId, req.params.userId, serverCaller(req)); return noContent(reply); });
     app.delete('/users/:userId/sessions/:sessionId', { schema: { summary: 'Revoke one session of a user', tags, params: UserSessionParams, response: { 204: NoContent } } },
-      async (req, reply) => { await users.revokeSession(req.environmentId, req.params.userId, req.params.sessionId); return noContent(reply); });
+      async (req, reply) => { await users.revokeSession(req.environmentId, req.params.userId, req.params.sessionId, serverCaller(req)); return noContent(reply); });
   };
 }
 
@@ -49,6 +50,6 @@ export function usersClientRoutes(users: UsersService): FastifyPluginAsync {
     app.get('/me', { schema: { summary: 'Get the signed-in user', tags, response: { 200: ClientUser } } },
       async (req) => toClientUser(await users.get(req.environmentId, req.session!.userId)));
     app.patch('/me', { schema: { summary: "Update the signed-in user's profile and unsafe metadata", tags, body: UpdateMeBody, response: { 200: ClientUser } } },
-      async (req) => toClientUser(await users.update(req.environmentId, req.session!.userId, req.body)));
+      async (req) => toClientUser(await users.update(req.environmentId, req.session!.userId, req.body, clientCaller(req))));
   };
 }

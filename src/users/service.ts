@@ -1,10 +1,12 @@
+import { recordOwnEvent } from '../audit/service.js';
 import type { EnvironmentsService } from '../environments/service.js';
+import type { Caller } from '../platform/caller.js';
 import type { EnvironmentSettings } from '../environments/settings.js';
 import type { Clock } from '../platform/clock.js';
 import { hashPassword } from '../platform/crypto/passwords.js';
 import type { Db } from '../platform/db/database.js';
 import type { PageQuery } from '../platform/http/common-schemas.js';
-import { deepMerge, METADATA_BUDGET_BYTES, metadataSize } from '../platform/json.js';
+import { canonicalJson, deepMerge, METADATA_BUDGET_BYTES, metadataSize, type JsonObject } from '../platform/json.js';
 import { createSessionsService } from '../sessions/service.js';
 import type { ListSessionsQuery } from '../sessions/schemas.js';
 import { emailRequired, emailTaken, metadataTooLarge, nameRequired, userDeleted, userNotFound, weakPassword } from './errors.js';
@@ -46,6 +48,13 @@ export function createPasswordResetAccounts({ db, clock }: { db: Db; clock: Cloc
 }
 
 const BAGS = ['publicMetadata', 'privateMetadata', 'unsafeMetadata'] as const;
+type Bags = Pick<User, (typeof BAGS)[number]>;
+
+/** Per bag that changed, the top-level keys the patch named (never their values); undefined when nothing changed. */
+function metadataKeysChanged(before: Bags, after: Bags, patch: Partial<Bags>): Record<string, string[]> | undefined {
+  const changed = BAGS.filter((bag) => patch[bag] && canonicalJson(before[bag]) !== canonicalJson(after[bag]));
+  return changed.length === 0 ? undefined : Object.fromEntries(changed.map((bag) => [bag, Object.keys(patch[bag]!).sort()]));
+}
 
 export function createUsersService({ db, clock, environments }: UsersDeps) {
   const users = createUsersStore(db);
@@ -73,35 +82,36 @@ export function createUsersService({ db, clock, environments }: UsersDeps) {
     return result;
   };
 
-  /** Changes status and revokes every session in one transaction, so the change and the revocation land together. */
-  function changeStatusRevokingSessions(environmentId: string, userId: string, change: (store: ReturnType<typeof createUsersStore>, now: Date) => Promise<User | undefined>) {
-    return db.transaction().execute(async (trx) => {
-      const user = await change(createUsersStore(trx), clock.now());
-      if (user) await createSessionsService({ db: trx, clock }).revokeAllForUser(environmentId, userId);
-      return user;
-    });
-  }
-
   /** Runs a change against the user row as it is under a lock, so concurrent changes never undo each other. */
-  function changeLocked<T>(environmentId: string, userId: string, change: (store: UsersStore, current: User) => Promise<T>): Promise<T> {
+  function changeLocked<T>(environmentId: string, userId: string, change: (store: UsersStore, current: User, trx: Db) => Promise<T>): Promise<T> {
     return db.transaction().execute(async (trx) => {
       const store = createUsersStore(trx);
       const current = await store.findForUpdate(environmentId, userId);
       if (!current) throw userNotFound();
       if (current.status === 'deleted') throw userDeleted();
-      return change(store, current);
+      return change(store, current, trx);
     });
   }
 
-  /** Deep-merges each given bag into the locked row; the merged bags together must fit the budget. */
-  function mergeMetadata(environmentId: string, userId: string, patch: MetadataPatchBody): Promise<User> {
-    return changeLocked(environmentId, userId, (store, current) => {
+  /** Records a change to a user in the audit trail, inside the change's transaction (its last statement). */
+  const recordUserEvent = (trx: Db, environmentId: string, userId: string, action: string, by: Caller, metadata: JsonObject = {}) =>
+    recordOwnEvent(trx, environmentId, { action, ...by, targets: [{ type: 'user', id: userId }], metadata }, clock.now());
+
+  /**
+   * Deep-merges each given bag into the locked row; the merged bags together must fit the budget. A merge
+   * that changes something is recorded with the top-level keys it touched per bag, never the values.
+   */
+  function mergeMetadata(environmentId: string, userId: string, patch: MetadataPatchBody, by: Caller): Promise<User> {
+    return changeLocked(environmentId, userId, async (store, current, trx) => {
       const [publicMetadata, privateMetadata, unsafeMetadata] = BAGS.map((bag) => {
         const changes = patch[bag];
         return changes ? deepMerge(current[bag], changes) : current[bag];
       });
       assertMetadataBudget(publicMetadata, privateMetadata, unsafeMetadata);
-      return store.setMetadata(environmentId, userId, { publicMetadata, privateMetadata, unsafeMetadata }, clock.now());
+      const updated = await store.setMetadata(environmentId, userId, { publicMetadata, privateMetadata, unsafeMetadata }, clock.now());
+      const changedKeys = metadataKeysChanged(current, updated, patch);
+      if (changedKeys) await recordUserEvent(trx, environmentId, userId, 'user.metadata_updated', by, { changedKeys });
+      return updated;
     });
   }
 
@@ -128,17 +138,20 @@ export function createUsersService({ db, clock, environments }: UsersDeps) {
       return unlessTaken(await users.insert(environmentId, user, now));
     },
     get: existing,
+    /** Which of these user ids (valid uuids) exist in the environment, deleted users included. */
+    existingIds: (environmentId: string, ids: string[]) => users.findExistingIds(environmentId, ids),
     /** Users matching every filter; metadata filters get the same 8 KB budget as the bags they search. */
     async list(environmentId: string, filter: UserFilter, page: PageQuery) {
       assertMetadataBudget(filter.publicMetadata, filter.privateMetadata);
       return users.list(environmentId, filter, page);
     },
 
-    async update(environmentId: string, userId: string, body: UpdateUserBody | UpdateMeBody): Promise<User> {
+    /** Profile changes; a change to unsafe metadata (client plane) is recorded like a metadata merge. */
+    async update(environmentId: string, userId: string, body: UpdateUserBody | UpdateMeBody, by: Caller): Promise<User> {
       const email = 'email' in body && body.email !== undefined ? normalizeEmail(body.email) : undefined;
       const passwordHash = 'password' in body && body.password !== undefined
         ? await newPasswordHash(environmentId, userId, body.password, email) : undefined;
-      return changeLocked(environmentId, userId, async (store, current) => {
+      return changeLocked(environmentId, userId, async (store, current, trx) => {
         const changes: ProfileChanges = { firstName: body.firstName, lastName: body.lastName, locale: body.locale, name: body.name, email, passwordHash };
         if (body.name === undefined && (body.firstName !== undefined || body.lastName !== undefined)) {
           changes.name = joinName(body.firstName === undefined ? current.firstName : body.firstName, body.lastName === undefined ? current.lastName : body.lastName);
@@ -149,20 +162,40 @@ export function createUsersService({ db, clock, environments }: UsersDeps) {
         }
         const updated = unlessTaken(await store.updateProfile(environmentId, userId, changes, clock.now()));
         if (!updated) throw userNotFound(); // cannot happen under the lock; never query outside the transaction here
+        const changedKeys = 'unsafeMetadata' in body && body.unsafeMetadata ? metadataKeysChanged(current, updated, { unsafeMetadata: body.unsafeMetadata }) : undefined;
+        if (changedKeys) await recordUserEvent(trx, environmentId, userId, 'user.metadata_updated', by, { changedKeys });
         return updated;
       });
     },
 
-    async ban(environmentId: string, userId: string): Promise<User> {
-      return (await changeStatusRevokingSessions(environmentId, userId, (s, now) => s.setStatus(environmentId, userId, 'banned', now)))
-        ?? explainMiss(environmentId, userId);
-    },
-    async unban(environmentId: string, userId: string): Promise<User> {
-      return (await users.setStatus(environmentId, userId, 'active', clock.now())) ?? explainMiss(environmentId, userId);
-    },
+    /**
+     * Bans under the row lock and revokes every session in the same transaction, so the change and the
+     * revocation land together. Banning a banned user changes nothing and records nothing.
+     */
+    ban: (environmentId: string, userId: string, by: Caller): Promise<User> =>
+      changeLocked(environmentId, userId, async (store, current, trx) => {
+        const user = (await store.setStatus(environmentId, userId, 'banned', clock.now()))!;
+        const revokedSessions = await createSessionsService({ db: trx, clock }).revokeAllForUser(environmentId, userId);
+        if (current.status !== 'banned') await recordUserEvent(trx, environmentId, userId, 'user.banned', by, { revokedSessions });
+        return user;
+      }),
+    /** Unbanning a user that is not banned changes nothing and records nothing. */
+    unban: (environmentId: string, userId: string, by: Caller): Promise<User> =>
+      changeLocked(environmentId, userId, async (store, current, trx) => {
+        if (current.status !== 'banned') return current;
+        const user = (await store.setStatus(environmentId, userId, 'active', clock.now()))!;
+        await recordUserEvent(trx, environmentId, userId, 'user.unbanned', by);
+        return user;
+      }),
     /** Soft delete: the first call revokes everything and answers; any later one is 403 user_deleted. */
-    async softDelete(environmentId: string, userId: string): Promise<void> {
-      const deleted = await changeStatusRevokingSessions(environmentId, userId, (s, now) => s.softDelete(environmentId, userId, now));
+    async softDelete(environmentId: string, userId: string, by: Caller): Promise<void> {
+      const deleted = await db.transaction().execute(async (trx) => {
+        const user = await createUsersStore(trx).softDelete(environmentId, userId, clock.now());
+        if (!user) return undefined;
+        const revokedSessions = await createSessionsService({ db: trx, clock }).revokeAllForUser(environmentId, userId);
+        await recordUserEvent(trx, environmentId, userId, 'user.deleted', by, { revokedSessions });
+        return user;
+      });
       if (!deleted) await explainMiss(environmentId, userId);
     },
     mergeMetadata,
@@ -186,17 +219,21 @@ export function createUsersService({ db, clock, environments }: UsersDeps) {
       users.finishSignInAttempt(environmentId, userId, succeeded, lockout, clock.now()),
     completeRegistration: (environmentId: string, userId: string) => users.completeRegistration(environmentId, userId, clock.now()),
 
-    async revokeAllSessions(environmentId: string, userId: string): Promise<void> {
+    /** Revokes every active session; recorded when there was at least one. */
+    async revokeAllSessions(environmentId: string, userId: string, by: Caller): Promise<void> {
       await changeable(environmentId, userId);
-      await sessions.revokeAllForUser(environmentId, userId);
+      await db.transaction().execute(async (trx) => {
+        const revokedSessions = await createSessionsService({ db: trx, clock }).revokeAllForUser(environmentId, userId);
+        if (revokedSessions > 0) await recordUserEvent(trx, environmentId, userId, 'user.sessions_revoked', by, { revokedSessions });
+      });
     },
     async listSessions(environmentId: string, userId: string, query: ListSessionsQuery) {
       await existing(environmentId, userId);
       return sessions.listForUser(environmentId, userId, query);
     },
-    async revokeSession(environmentId: string, userId: string, sessionId: string) {
+    async revokeSession(environmentId: string, userId: string, sessionId: string, by: Caller) {
       await changeable(environmentId, userId);
-      return sessions.revoke(environmentId, userId, sessionId);
+      return sessions.revoke(environmentId, userId, sessionId, by);
     },
   };
 }

@@ -53,6 +53,10 @@ export function createUsersStore(db: Db) {
     find: (environmentId: string, userId: string) =>
       db.selectFrom('users').selectAll().where('environment_id', '=', environmentId).where('id', '=', userId)
         .executeTakeFirst().then((row) => row && toUser(row)),
+    /** Which of these ids (valid uuids) are users of the environment, deleted ones included. */
+    findExistingIds: (environmentId: string, ids: string[]) =>
+      db.selectFrom('users').select('id').where('environment_id', '=', environmentId).where('id', 'in', ids)
+        .execute().then((rows) => new Set(rows.map((r) => r.id))),
     /** The row locked until the transaction ends, for read-merge-write of metadata. */
     findForUpdate: (environmentId: string, userId: string) =>
       db.selectFrom('users').selectAll().where('environment_id', '=', environmentId).where('id', '=', userId)

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAuthService } from '../../src/auth/service.js';
 import { createEnvironmentsService } from '../../src/environments/service.js';
+import { systemCaller } from '../../src/platform/caller.js';
 import { createTestClock } from '../../src/platform/clock.js';
 import { scheduleMaintenance } from '../../src/platform/maintenance.js';
 import { createRateLimiter } from '../../src/platform/rate-limit.js';
@@ -55,7 +56,7 @@ describe('housekeeping of spent rate-limit windows and codes', () => {
 
   it('refuses an IP window longer than a day in the settings, so pruning can never cut a live window', async () => {
     const environments = createEnvironmentsService({ db: t.db, clock: t.clock, defaultFrontendPort: 3000 });
-    await expect(environments.create({ name: 'too-long', settings: { lockout: { ipWindowSeconds: 86_401 } } }))
+    await expect(environments.create({ name: 'too-long', settings: { lockout: { ipWindowSeconds: 86_401 } } }, systemCaller('cli')))
       .rejects.toMatchObject({ status: 400, code: 'invalid_request' });
   });
 });

@@ -35,6 +35,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     });
     // An idle client losing its connection must not crash the process; the pool reconnects.
     pool.on('error', () => {});
+    // A connection that drops while checked out (say between two statements of a transaction) also
+    // reports an 'error' event on its client. The statement fails on its own and the pool discards the
+    // client on release, but with no listener that report is an uncaught exception ending the process.
+    pool.on('connect', (client) => { client.on('error', () => {}); });
     const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
     const notifications = postgresNotifications(options.url);
     return { db, kind: 'postgres', notifications, close: async () => { await notifications.close(); await db.destroy(); } };

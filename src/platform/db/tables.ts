@@ -50,6 +50,21 @@ export interface InvitationRow {
   accepted_user_id: string | null;
 }
 
+export interface AuditSequenceRow {
+  environment_id: string; last_sequence: number;
+}
+
+export interface AuditEventRow {
+  environment_id: string; id: string; sequence: number; action: string; result: string;
+  occurred_at: Date; recorded_at: Date; actor_type: string; actor_id: string | null; actor_impersonator_id: string | null;
+  targets: { type: string; id: string | null }[]; ip_address: string | null; user_agent: string | null;
+  producer: Json; metadata: Json; schema_version: number; correlation_id: string | null;
+}
+
+export interface AuditIdempotencyKeyRow {
+  environment_id: string; idempotency_key: string; request_hash: Buffer; event_id: string; created_at: Date;
+}
+
 export interface Tables {
   environments: EnvironmentRow;
   secret_keys: SecretKeyRow;
@@ -59,4 +74,7 @@ export interface Tables {
   outbox_messages: OutboxMessageRow;
   rate_limit_windows: RateLimitWindowRow;
   invitations: InvitationRow;
+  audit_sequences: AuditSequenceRow;
+  audit_events: AuditEventRow;
+  audit_idempotency_keys: AuditIdempotencyKeyRow;
 }

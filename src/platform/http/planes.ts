@@ -1,6 +1,7 @@
 import cookie from '@fastify/cookie';
 import cors from '@fastify/cors';
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { systemCaller, type Caller, type CallerContext } from '../caller.js';
 import { ProblemError } from './problem.js';
 
 /** What the client plane knows about the environment a request's Host header names. */
@@ -20,6 +21,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by every plane's auth hook; routes read it and never authenticate themselves. */
     environmentId: string;
+    /** Set by the Server API hook: the id (never the secret) of the key that authenticated the request. */
+    secretKeyId: string;
     clientEnvironment: ClientEnvironment;
     session: SessionContext | null;
   }
@@ -30,6 +33,7 @@ export const SESSION_COOKIE = '__session';
 /** Declares the per-request fields once at the root so every request has the same shape. */
 export function decorateRequests(app: FastifyInstance) {
   app.decorateRequest('environmentId', '');
+  app.decorateRequest('secretKeyId', '');
   app.decorateRequest('clientEnvironment', null as unknown as ClientEnvironment);
   app.decorateRequest('session', null);
 }
@@ -56,10 +60,34 @@ export function serverPlane(authenticate: SecretKeyAuthenticator, routes: Fastif
       const key = await authenticate(token);
       if (!key) throw unauthenticated('The secret key is invalid or revoked.');
       request.environmentId = key.environmentId;
+      request.secretKeyId = key.keyId;
     });
     for (const plugin of routes) await app.register(plugin);
   };
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const contextOf = (request: FastifyRequest): CallerContext =>
+  ({ ipAddress: request.ip ?? null, userAgent: request.headers['user-agent']?.slice(0, 512) ?? null });
+
+/** The caller of a Server API request: the secret key that authenticated it. */
+export const serverCaller = (request: FastifyRequest): Caller =>
+  ({ actor: { type: 'api_key', id: request.secretKeyId, impersonatorId: null }, context: contextOf(request), via: 'server_api' });
+
+/** The caller of a signed-in client-plane request: the user, and the operator when the session is impersonated. */
+export function clientCaller(request: FastifyRequest): Caller {
+  const session = request.session!;
+  // An impersonated session carries its actor as an RFC 8693 `act` claim: the operator is its `sub`.
+  const sub = session.actor?.sub;
+  return {
+    actor: { type: 'user', id: session.userId, impersonatorId: typeof sub === 'string' && UUID.test(sub) ? sub : null },
+    context: contextOf(request), via: 'client_api',
+  };
+}
+
+/** The caller of an admin-plane request: the operator holding the admin token. */
+export const adminCaller = (request: FastifyRequest): Caller => systemCaller('admin_api', contextOf(request));
 
 /** The admin plane: only when GATEHOUSE_ADMIN_TOKEN is set, with that token as bearer. */
 export function adminPlane(adminToken: string, compare: (a: string, b: string) => boolean, routes: FastifyPluginAsync[]): FastifyPluginAsync {

@@ -1,0 +1,194 @@
+import { isIP } from 'node:net';
+import type { Caller } from '../platform/caller.js';
+import type { Clock } from '../platform/clock.js';
+import { sha256 } from '../platform/crypto/tokens.js';
+import type { Db } from '../platform/db/database.js';
+import type { PageQuery } from '../platform/http/common-schemas.js';
+import { canonicalJson, jsonByteSize, type JsonObject } from '../platform/json.js';
+import { ProblemError } from '../platform/http/problem.js';
+import type { RateLimiter } from '../platform/rate-limit.js';
+import {
+  auditEventNotFound, auditRateLimited, auditStorageUnavailable, idempotencyKeyReused, invalidAuditEvent, invalidIdempotencyKey,
+  metadataTooLarge, referencedResourceNotFound,
+} from './errors.js';
+import {
+  IDEMPOTENCY_KEY_PATTERN, MAX_AGE_MS, MAX_FUTURE_MS, METADATA_LIMIT_BYTES,
+  type AppendAuditEventBody, type AuditEvent, type AuditEventFilter,
+} from './schemas.js';
+import { createAuditStore, type IdempotencyRecord, type NewAuditEvent } from './store.js';
+
+/** 600 append attempts per environment per UTC clock minute, counted in PostgreSQL across processes. */
+export const APPEND_LIMIT = { max: 600, windowSeconds: 60 };
+const APPEND_BUCKET = 'audit_append';
+/** Idempotency keys are kept at least this long (the sweep removes older ones). */
+export const IDEMPOTENCY_KEY_TTL_MS = 24 * 3_600_000;
+
+export interface AuditDeps {
+  db: Db;
+  clock: Clock;
+  limiter: RateLimiter;
+  /** The environment's `auditLogEnabled` setting. */
+  auditLogEnabled(environmentId: string): Promise<boolean>;
+  /** Which of these user ids (valid uuids) are users of the environment, deleted ones included. */
+  existingUserIds(environmentId: string, ids: string[]): Promise<Set<string>>;
+}
+
+export interface AppendResult { event: AuditEvent; replayed: boolean }
+
+export interface AttemptCount { limit: number; windowSeconds: number; remaining: number; resetSeconds: number }
+
+/**
+ * The IETF RateLimit headers (draft-ietf-httpapi-ratelimit-headers, structured-field form) for an
+ * append: the policy (quota per window) and what is left of the current window.
+ */
+export const rateLimitHeaders = (a: AttemptCount): Record<string, string> => ({
+  'RateLimit-Policy': `"audit";q=${a.limit};w=${a.windowSeconds}`,
+  RateLimit: `"audit";r=${a.remaining};t=${a.resetSeconds}`,
+});
+
+/** An event of Gatehouse's own trail: what changed, who did it, to what. Never a password, code or token. */
+export interface OwnEvent extends Pick<Caller, 'actor' | 'via'> {
+  action: string;
+  context?: Caller['context'];
+  targets: { type: string; id: string }[];
+  metadata?: JsonObject;
+  result?: string;
+}
+
+/**
+ * Records an event of Gatehouse's own trail inside the caller's transaction, so the event commits with
+ * the change it records (or neither does). Call it as the LAST statement of the transaction: it locks
+ * the environment's sequence counter until commit. Example from another domain's service:
+ *
+ *   await inTransaction(db, async (trx) => {
+ *     const invitation = await createInvitationsStore(trx).insert(...);
+ *     await recordOwnEvent(trx, environmentId, { action: 'invitation.created', ...by, targets: [{ type: 'invitation', id: invitation.id }] }, clock.now());
+ *   });
+ */
+export function recordOwnEvent(trx: Db, environmentId: string, event: OwnEvent, now: Date): Promise<AuditEvent> {
+  return createAuditStore(trx).insert(environmentId, {
+    action: event.action, result: event.result ?? 'success', occurredAt: now, recordedAt: now,
+    actor: event.actor, targets: event.targets, context: event.context ?? { ipAddress: null, userAgent: null },
+    producer: { type: 'gatehouse', via: event.via }, metadata: event.metadata ?? {}, schemaVersion: 1, correlationId: null,
+  });
+}
+
+/** 400 invalid_idempotency_key unless the header holds 1 to 255 printable ASCII characters. */
+export function checkIdempotencyKey(key: string | string[] | undefined): string {
+  if (key === undefined) throw invalidIdempotencyKey('Send an Idempotency-Key header: a unique value per event, such as a UUID.');
+  if (Array.isArray(key)) throw invalidIdempotencyKey('Send exactly one Idempotency-Key header.');
+  if (!IDEMPOTENCY_KEY_PATTERN.test(key)) throw invalidIdempotencyKey('The Idempotency-Key must be 1 to 255 printable ASCII characters.');
+  return key;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Bounds the schema cannot express: time relative to the server clock, IP syntax. */
+function boundErrors(body: AppendAuditEventBody, now: Date) {
+  const errors: { path: string; message: string }[] = [];
+  const occurredAt = Date.parse(body.occurredAt);
+  if (occurredAt > now.getTime() + MAX_FUTURE_MS) errors.push({ path: '/body/occurredAt', message: 'must be at most 5 minutes in the future' });
+  if (occurredAt < now.getTime() - MAX_AGE_MS) errors.push({ path: '/body/occurredAt', message: 'must be at most 30 days old' });
+  const ip = body.context?.ipAddress;
+  if (ip !== undefined && ip !== null && isIP(ip) === 0) errors.push({ path: '/body/context/ipAddress', message: 'must be a valid IPv4 or IPv6 address' });
+  return errors;
+}
+
+/** The user ids the event names (a `user` actor or target with an id), with where they are in the body. */
+function userReferences(body: AppendAuditEventBody) {
+  const refs: { path: string; type: string; id: string }[] = [];
+  if (body.actor.type === 'user' && body.actor.id) refs.push({ path: '/body/actor/id', type: 'user', id: body.actor.id });
+  body.targets.forEach((target, i) => {
+    if (target.type === 'user' && target.id) refs.push({ path: `/body/targets/${i}/id`, type: 'user', id: target.id });
+  });
+  return refs;
+}
+
+export function createAuditService({ db, clock, limiter, auditLogEnabled, existingUserIds }: AuditDeps) {
+  const store = createAuditStore(db);
+
+  /** Every rule of an append beyond the schema; throws the first problem found. */
+  async function validate(environmentId: string, body: AppendAuditEventBody) {
+    const errors = boundErrors(body, clock.now());
+    if (errors.length > 0) throw invalidAuditEvent(errors);
+    const bytes = jsonByteSize(body.metadata);
+    if (bytes > METADATA_LIMIT_BYTES) throw metadataTooLarge(bytes, METADATA_LIMIT_BYTES);
+    const refs = userReferences(body);
+    if (refs.length === 0) return;
+    const ids = [...new Set(refs.map((r) => r.id.toLowerCase()).filter((id) => UUID.test(id)))];
+    const existing = ids.length > 0 ? await existingUserIds(environmentId, ids) : new Set<string>();
+    const missing = refs.filter((r) => !existing.has(r.id.toLowerCase()));
+    if (missing.length > 0) throw referencedResourceNotFound(missing);
+  }
+
+  /** The stored event for a key used before: the same request replays it, another is 422. */
+  async function replay(environmentId: string, record: IdempotencyRecord, requestHash: Buffer): Promise<AppendResult> {
+    if (!record.requestHash.equals(requestHash)) throw idempotencyKeyReused();
+    const event = await store.find(environmentId, record.eventId);
+    if (!event) throw new Error(`idempotency key names a missing audit event ${record.eventId}`);
+    return { event, replayed: true };
+  }
+
+  const toNewEvent = (body: AppendAuditEventBody, secretKeyId: string, now: Date): NewAuditEvent => ({
+    action: body.action, result: body.result, occurredAt: new Date(body.occurredAt), recordedAt: now,
+    actor: { type: body.actor.type, id: body.actor.id ?? null, impersonatorId: body.actor.impersonatorId ?? null },
+    // User ids are uuids: stored in the canonical lower-case form, so a search by id finds them.
+    targets: body.targets.map((t) => ({ type: t.type, id: t.id == null ? null : t.type === 'user' ? t.id.toLowerCase() : t.id })),
+    context: { ipAddress: body.context?.ipAddress ?? null, userAgent: body.context?.userAgent ?? null },
+    producer: { type: 'secret_key', keyId: secretKeyId }, metadata: body.metadata,
+    schemaVersion: body.schemaVersion, correlationId: body.correlationId ?? null,
+  });
+
+  return {
+    /**
+     * Counts one append attempt against the environment's per-minute limit (every attempt counts:
+     * malformed ones, replays and refusals too); 429 rate_limited once the window is full.
+     */
+    async countAttempt(environmentId: string): Promise<AttemptCount> {
+      const hit = await limiter.hit(environmentId, APPEND_BUCKET, APPEND_LIMIT);
+      const attempt = {
+        limit: APPEND_LIMIT.max, windowSeconds: APPEND_LIMIT.windowSeconds,
+        remaining: Math.max(0, APPEND_LIMIT.max - hit.count), resetSeconds: hit.retryAfterSeconds,
+      };
+      if (!hit.allowed) throw auditRateLimited(hit.retryAfterSeconds, rateLimitHeaders(attempt));
+      return attempt;
+    },
+
+    /**
+     * Appends an event exactly once per idempotency key. A new key is validated and then stored with
+     * the event in one statement; a key seen before replays its event when the body is the same and is
+     * 422 otherwise, without validating again (a replay a day later must not fail on occurredAt's age).
+     * A body that fails validation stores nothing, but a retry of a stored request is still a replay.
+     */
+    async append(environmentId: string, secretKeyId: string, idempotencyKey: string, body: AppendAuditEventBody): Promise<AppendResult> {
+      if (!(await auditLogEnabled(environmentId))) throw auditStorageUnavailable();
+      const requestHash = sha256(canonicalJson(body));
+      try {
+        await validate(environmentId, body);
+      } catch (problem) {
+        if (!(problem instanceof ProblemError)) throw problem;
+        const record = await store.findIdempotencyRecord(environmentId, idempotencyKey);
+        if (record) return replay(environmentId, record, requestHash);
+        throw problem;
+      }
+      const event = await store.insertWithKey(environmentId, idempotencyKey, requestHash, toNewEvent(body, secretKeyId, clock.now()));
+      if (event) return { event, replayed: false };
+      // The key exists: stored earlier, or by a concurrent duplicate whose commit the insert waited for.
+      const record = await store.findIdempotencyRecord(environmentId, idempotencyKey);
+      if (!record) throw new Error('audit idempotency key conflicted but cannot be read');
+      return replay(environmentId, record, requestHash);
+    },
+
+    async get(environmentId: string, eventId: string) {
+      const event = await store.find(environmentId, eventId);
+      if (!event) throw auditEventNotFound();
+      return event;
+    },
+    search: (environmentId: string, filter: AuditEventFilter, page: PageQuery) => store.list(environmentId, filter, page),
+    poll: (environmentId: string, afterSequence: number, limit: number) => store.listAfterSequence(environmentId, afterSequence, limit),
+
+    /** Housekeeping: idempotency keys older than 24 hours may go (a key is kept at least that long). */
+    pruneIdempotencyKeys: () => store.deleteIdempotencyKeysBefore(new Date(clock.now().getTime() - IDEMPOTENCY_KEY_TTL_MS)),
+  };
+}
+export type AuditService = ReturnType<typeof createAuditService>;

@@ -1,0 +1,124 @@
+import { sql, type Selectable } from 'kysely';
+import { uuidv7 } from 'uuidv7';
+import { jsonb, type Db } from '../platform/db/database.js';
+import type { AuditEventRow } from '../platform/db/tables.js';
+import { toPage } from '../platform/http/pagination.js';
+import type { PageQuery } from '../platform/http/common-schemas.js';
+import type { JsonObject } from '../platform/json.js';
+import type { AuditEvent, AuditEventFeed, AuditEventFilter } from './schemas.js';
+
+/** An event as it will be stored, before it has an id and a sequence. */
+export interface NewAuditEvent {
+  action: string; result: string; occurredAt: Date; recordedAt: Date;
+  actor: { type: string; id: string | null; impersonatorId: string | null };
+  targets: { type: string; id: string | null }[];
+  context: { ipAddress: string | null; userAgent: string | null };
+  producer: JsonObject; metadata: JsonObject; schemaVersion: number; correlationId: string | null;
+}
+
+export interface IdempotencyRecord { requestHash: Buffer; eventId: string }
+
+/**
+ * The columns of a new event, in insert order; `sequence` is the CTE `s` below. The sequence comes from
+ * the environment's counter row, whose lock (held until commit) makes events commit in sequence order.
+ */
+function eventValues(environmentId: string, id: string, e: NewAuditEvent) {
+  return sql`${environmentId}::uuid, ${id}::uuid, s.last_sequence, ${e.action}, ${e.result}, ${e.occurredAt}::timestamptz,
+    ${e.recordedAt}::timestamptz, ${e.actor.type}, ${e.actor.id}::uuid, ${e.actor.impersonatorId}::uuid, ${jsonb(e.targets)}::jsonb,
+    ${e.context.ipAddress}, ${e.context.userAgent}, ${jsonb(e.producer)}::jsonb, ${jsonb(e.metadata)}::jsonb,
+    ${e.schemaVersion}::integer, ${e.correlationId}::uuid`;
+}
+
+const EVENT_COLUMNS = sql.raw(`environment_id, id, sequence, action, result, occurred_at, recorded_at, actor_type, actor_id,
+  actor_impersonator_id, targets, ip_address, user_agent, producer, metadata, schema_version, correlation_id`);
+
+/** Takes the environment's next sequence number (creating its counter at 1) and locks the counter row. */
+const nextSequence = (environmentId: string) => sql`
+  insert into audit_sequences (environment_id, last_sequence) values (${environmentId}::uuid, 1)
+  on conflict (environment_id) do update set last_sequence = audit_sequences.last_sequence + 1
+  returning last_sequence`;
+
+export function createAuditStore(db: Db) {
+  return {
+    /**
+     * Inserts the idempotency key, takes the next sequence and inserts the event in ONE statement, so
+     * the three commit together (or not at all) with no round trip in between while the counter row is
+     * locked. A key that already exists (or is being inserted by a concurrent append, which this waits
+     * for) inserts nothing: the result is undefined and the caller reads the existing record.
+     */
+    insertWithKey: (environmentId: string, key: string, requestHash: Buffer, event: NewAuditEvent) => {
+      const id = uuidv7();
+      return sql<Selectable<AuditEventRow>>`
+        with k as (
+          insert into audit_idempotency_keys (environment_id, idempotency_key, request_hash, event_id, created_at)
+          values (${environmentId}::uuid, ${key}, ${requestHash}, ${id}::uuid, ${event.recordedAt}::timestamptz)
+          on conflict (environment_id, idempotency_key) do nothing
+          returning environment_id
+        ), s as (
+          insert into audit_sequences (environment_id, last_sequence) select environment_id, 1 from k
+          on conflict (environment_id) do update set last_sequence = audit_sequences.last_sequence + 1
+          returning last_sequence
+        )
+        insert into audit_events (${EVENT_COLUMNS}) select ${eventValues(environmentId, id, event)} from s
+        returning *`.execute(db).then((r) => r.rows[0] && toAuditEvent(r.rows[0]));
+    },
+    /** An event without an idempotency key (the service's own trail), inside the caller's transaction. */
+    insert: (environmentId: string, event: NewAuditEvent) =>
+      sql<Selectable<AuditEventRow>>`
+        with s as (${nextSequence(environmentId)})
+        insert into audit_events (${EVENT_COLUMNS}) select ${eventValues(environmentId, uuidv7(), event)} from s
+        returning *`.execute(db).then((r) => toAuditEvent(r.rows[0])),
+    findIdempotencyRecord: (environmentId: string, key: string) =>
+      db.selectFrom('audit_idempotency_keys').select(['request_hash', 'event_id'])
+        .where('environment_id', '=', environmentId).where('idempotency_key', '=', key)
+        .executeTakeFirst().then((row): IdempotencyRecord | undefined => row && { requestHash: Buffer.from(row.request_hash), eventId: row.event_id }),
+    find: (environmentId: string, eventId: string) =>
+      db.selectFrom('audit_events').selectAll().where('environment_id', '=', environmentId).where('id', '=', eventId)
+        .executeTakeFirst().then((row) => row && toAuditEvent(row)),
+    async list(environmentId: string, filter: AuditEventFilter, page: PageQuery) {
+      let q = db.selectFrom('audit_events').selectAll().where('environment_id', '=', environmentId);
+      if (filter.action !== undefined) q = q.where('action', '=', filter.action);
+      if (filter.result !== undefined) q = q.where('result', '=', filter.result);
+      if (filter.actorId !== undefined) q = q.where('actor_id', '=', filter.actorId);
+      if (filter.correlationId !== undefined) q = q.where('correlation_id', '=', filter.correlationId);
+      if (filter.occurredAfter !== undefined) q = q.where('occurred_at', '>=', new Date(filter.occurredAfter));
+      if (filter.occurredBefore !== undefined) q = q.where('occurred_at', '<', new Date(filter.occurredBefore));
+      if (filter.targetType !== undefined || filter.targetId !== undefined) {
+        const target = { ...(filter.targetType !== undefined && { type: filter.targetType }), ...(filter.targetId !== undefined && { id: filter.targetId }) };
+        q = q.where(sql<boolean>`targets @> ${jsonb([target])}::jsonb`);
+      }
+      if (page.cursor) q = q.where('id', '>', page.cursor);
+      const rows = await q.orderBy('id').limit(page.limit + 1).execute();
+      return toPage(rows.map(toAuditEvent), page.limit);
+    },
+    /** Events after a sequence number, in sequence order: visible ones always form a gap-free prefix. */
+    async listAfterSequence(environmentId: string, afterSequence: number, limit: number): Promise<AuditEventFeed> {
+      const rows = await db.selectFrom('audit_events').selectAll()
+        .where('environment_id', '=', environmentId).where('sequence', '>', afterSequence)
+        .orderBy('sequence').limit(limit + 1).execute();
+      const items = rows.slice(0, limit).map(toAuditEvent);
+      return { items, nextAfterSequence: items.at(-1)?.sequence ?? afterSequence, hasMore: rows.length > limit };
+    },
+    /** Keys older than the cutoff, across environments (maintenance). */
+    deleteIdempotencyKeysBefore: (cutoff: Date) =>
+      db.deleteFrom('audit_idempotency_keys').where('created_at', '<', cutoff).executeTakeFirst().then((r) => Number(r.numDeletedRows)),
+  };
+}
+export type AuditStore = ReturnType<typeof createAuditStore>;
+
+const toAuditEvent = (row: Selectable<AuditEventRow>): AuditEvent => ({
+  id: row.id,
+  environmentId: row.environment_id,
+  sequence: row.sequence,
+  action: row.action,
+  result: row.result,
+  occurredAt: row.occurred_at.toISOString(),
+  recordedAt: row.recorded_at.toISOString(),
+  actor: { type: row.actor_type, id: row.actor_id, impersonatorId: row.actor_impersonator_id },
+  targets: row.targets,
+  context: { ipAddress: row.ip_address, userAgent: row.user_agent },
+  producer: row.producer as AuditEvent['producer'],
+  metadata: row.metadata,
+  schemaVersion: row.schema_version,
+  correlationId: row.correlation_id,
+});

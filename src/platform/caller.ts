@@ -1,0 +1,23 @@
+/** Who made a change, as Gatehouse's own audit trail records it. */
+export interface Actor {
+  /** `api_key` (a Server API secret key), `user` (a signed-in end-user) or `system` (an operator: admin API, CLI). */
+  type: 'api_key' | 'user' | 'system';
+  /** The secret key's id, the user's id, or null for the system. */
+  id: string | null;
+  /** The operator behind an impersonated session, when there is one. */
+  impersonatorId: string | null;
+}
+
+export interface CallerContext { ipAddress: string | null; userAgent: string | null }
+
+/** The way a change came in; recorded as the producer of the event it writes. */
+export type Channel = 'server_api' | 'client_api' | 'admin_api' | 'cli' | 'bootstrap';
+
+/** Everything a service needs to attribute a change: passed from the route (or the CLI) to the service. */
+export interface Caller { actor: Actor; context: CallerContext; via: Channel }
+
+const NO_CONTEXT: CallerContext = { ipAddress: null, userAgent: null };
+
+/** The operator acting outside HTTP (the CLI, the first-start bootstrap). */
+export const systemCaller = (via: Channel, context: CallerContext = NO_CONTEXT): Caller =>
+  ({ actor: { type: 'system', id: null, impersonatorId: null }, context, via });

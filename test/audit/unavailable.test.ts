@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/platform/db/database.js';
+import { expectProblem } from '../helpers/problem.js';
+import { createEnvironment, throwawayApp, throwawayPglite, unreachablePostgres, type ThrowawayApp } from '../platform/support.js';
+
+const body = () => ({
+  action: 'document.shared', result: 'success', schemaVersion: 1, occurredAt: new Date().toISOString(),
+  actor: { type: 'service' }, targets: [], metadata: {},
+});
+
+const appendTo = (app: ThrowawayApp['app'], secretKey: string) => app.inject({
+  method: 'POST', url: '/api/server/v1/audit-events', payload: body(),
+  headers: { authorization: `Bearer ${secretKey}`, 'idempotency-key': randomUUID() },
+});
+
+describe('audit append while the database is unavailable', () => {
+  it('answers 503 unavailable with Retry-After once the embedded database is closed, for appends and reads', async () => {
+    const broken = await throwawayApp(await throwawayPglite());
+    try {
+      const env = await createEnvironment(broken.app);
+      expect((await appendTo(broken.app, env.secretKey)).statusCode).toBe(201);
+      await broken.database.close();
+
+      const res = await appendTo(broken.app, env.secretKey);
+      expectProblem(res, 503, 'unavailable');
+      expect(res.headers['retry-after']).toBe('1');
+      const feed = await broken.app.inject({ method: 'GET', url: '/api/server/v1/audit-events/feed', headers: { authorization: `Bearer ${env.secretKey}` } });
+      expectProblem(feed, 503, 'unavailable');
+    } finally {
+      await broken.close();
+    }
+  });
+
+  it('answers 503 unavailable when PostgreSQL refuses connections', async () => {
+    const broken = await throwawayApp(await unreachablePostgres(), { migrate: false });
+    try {
+      const res = await appendTo(broken.app, 'sk_anything');
+      expectProblem(res, 503, 'unavailable');
+      expect(res.body).not.toContain('ECONNREFUSED');
+    } finally {
+      await broken.close();
+    }
+  });
+});
+
+/** A TCP proxy to PostgreSQL that can be cut, as a network partition or a database crash would. */
+async function cuttableProxy(target: URL): Promise<{ url: string; cut(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((inbound) => {
+    const outbound = connect(Number(target.port || 5432), target.hostname);
+    for (const s of [inbound, outbound]) { sockets.add(s); s.on('close', () => sockets.delete(s)); s.on('error', () => {}); }
+    inbound.pipe(outbound).pipe(inbound);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = new URL(target);
+  url.host = `127.0.0.1:${(server.address() as { port: number }).port}`;
+  return {
+    url: url.toString(),
+    cut: () => new Promise<void>((resolve) => { for (const s of sockets) s.destroy(); server.close(() => resolve()); }),
+  };
+}
+
+describe.skipIf(!process.env.TEST_DATABASE_URL)('audit append when PostgreSQL goes away (needs TEST_DATABASE_URL)', () => {
+  it('answers 503 unavailable, not a hang, after the connection to a working database is cut', async () => {
+    const proxy = await cuttableProxy(new URL(process.env.TEST_DATABASE_URL!));
+    const broken = await throwawayApp(await openDatabase({ url: proxy.url, poolSize: 2 }));
+    try {
+      const env = await createEnvironment(broken.app, `cut-${randomUUID().slice(0, 8)}`);
+      expect((await appendTo(broken.app, env.secretKey)).statusCode).toBe(201);
+      await proxy.cut();
+
+      const results = await Promise.all(Array.from({ length: 5 }, () => appendTo(broken.app, env.secretKey)));
+      for (const res of results) {
+        expectProblem(res, 503, 'unavailable');
+        expect(res.headers['retry-after']).toBe('1');
+      }
+    } finally {
+      await proxy.cut().catch(() => {});
+      await broken.close();
+    }
+  });
+});
