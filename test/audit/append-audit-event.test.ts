@@ -120,17 +120,17 @@ describe('POST /api/server/v1/audit-events: validation', () => {
       eventBody(t, { occurredAt: new Date(t.clock.now().getTime() + 5 * MINUTE + 1).toISOString() }), '/body/occurredAt'],
     ['an occurredAt more than 30 days old', (t) =>
       eventBody(t, { occurredAt: new Date(t.clock.now().getTime() - 30 * DAY - 1).toISOString() }), '/body/occurredAt'],
-    ['an actor without a type', (t) => eventBody(t, { actor: { id: randomUUID() } }), '/body/actor'],
+    ['an actor without a type', (t) => eventBody(t, { actor: { id: randomUUID() } }), '/body/actor/type'],
     ['an actor id that is not a uuid', (t) => eventBody(t, { actor: { type: 'user', id: 'ada' } }), '/body/actor/id'],
     ['an unknown actor field', (t) => eventBody(t, { actor: { type: 'service', name: 'x' } }), '/body/actor/name'],
     ['51 targets', (t) => eventBody(t, { targets: Array.from({ length: 51 }, (_, i) => ({ type: 'document', id: `d${i}` })) }), '/body/targets'],
-    ['a target without a type', (t) => eventBody(t, { targets: [{ id: 'doc_1' }] }), '/body/targets/0'],
+    ['a target without a type', (t) => eventBody(t, { targets: [{ id: 'doc_1' }] }), '/body/targets/0/type'],
     ['a target id of 256 characters', (t) => eventBody(t, { targets: [{ type: 'document', id: 'x'.repeat(256) }] }), '/body/targets/0/id'],
     ['an invalid IP address', (t) => eventBody(t, { context: { ipAddress: '999.1.1.1' } }), '/body/context/ipAddress'],
     ['an IP address with a port', (t) => eventBody(t, { context: { ipAddress: '203.0.113.7:443' } }), '/body/context/ipAddress'],
     ['a correlationId that is not a uuid', (t) => eventBody(t, { correlationId: 'abc' }), '/body/correlationId'],
     ['metadata that is an array', (t) => eventBody(t, { metadata: [1] }), '/body/metadata'],
-    ['a missing metadata', (t) => { const { metadata: _m, ...rest } = eventBody(t); return rest; }, '/body'],
+    ['a missing metadata', (t) => { const { metadata: _m, ...rest } = eventBody(t); return rest; }, '/body/metadata'],
     ['an unknown top-level field', (t) => eventBody(t, { sequence: 7 }), '/body/sequence'],
   ];
 
