@@ -3,6 +3,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { EnvironmentSettings } from '../environments/settings.js';
 import { NativeQuery, SessionResponse } from '../auth/schemas.js';
 import { Page, PageQuery } from '../platform/http/common-schemas.js';
+import { serverCaller } from '../platform/http/planes.js';
 import { sendSession } from '../sessions/cookies.js';
 import {
   CreateInvitationBody, Invitation, InvitationParams, InvitationSignUpBody, InvitationSummary, ListInvitationsQuery, MetadataPatchBody, SearchInvitationsBody,
@@ -23,7 +24,7 @@ export function invitationsServerRoutes(invitations: InvitationsService): Fastif
           + "Counts against the environment's invitationRateLimitPerHour (fixed clock hours).",
         tags, body: CreateInvitationBody, response: { 201: InvitationSummary },
       },
-    }, async (req, reply) => reply.code(201).send(await invitations.create(req.environmentId, req.body)));
+    }, async (req, reply) => reply.code(201).send(await invitations.create(req.environmentId, req.body, serverCaller(req))));
     app.get('/invitations', { schema: { summary: 'List invitations (filter by status and email substring)', tags, querystring: ListInvitationsQuery, response: { 200: Page(InvitationSummary) } } },
       (req) => invitations.list(req.environmentId, { statuses: req.query.status, emailSearch: req.query.search }, req.query));
     app.post('/invitations/search', {
@@ -34,14 +35,14 @@ export function invitationsServerRoutes(invitations: InvitationsService): Fastif
       (req) => invitations.get(req.environmentId, req.params.invitationId));
     app.post('/invitations/:invitationId/revoke', {
       schema: { summary: 'Revoke a pending invitation', description: 'PENDING → REVOKED; any other state answers 409 invitation_not_pending.', tags, params: InvitationParams, response: { 200: InvitationSummary } },
-    }, (req) => invitations.revoke(req.environmentId, req.params.invitationId));
+    }, (req) => invitations.revoke(req.environmentId, req.params.invitationId, serverCaller(req)));
     app.post('/invitations/:invitationId/resend', {
       schema: {
         summary: 'Mail a pending invitation again',
         description: 'Same invitation and expiry, new token: the earlier link stops working. Counts against the hourly invitation limit.',
         tags, params: InvitationParams, response: { 200: InvitationSummary },
       },
-    }, (req) => invitations.resend(req.environmentId, req.params.invitationId));
+    }, (req) => invitations.resend(req.environmentId, req.params.invitationId, serverCaller(req)));
     app.patch('/invitations/:invitationId/metadata', {
       schema: { summary: "Deep-merge an invitation's metadata", tags, params: InvitationParams, body: MetadataPatchBody, response: { 200: Invitation } },
     }, (req) => invitations.mergeMetadata(req.environmentId, req.params.invitationId, req.body));

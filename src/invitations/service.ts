@@ -1,8 +1,10 @@
 import { uuidv7 } from 'uuidv7';
+import { recordOwnEvent } from '../audit/service.js';
 import { isAllowedRedirect, urlOrigin } from '../environments/origins.js';
 import type { EnvironmentsService } from '../environments/service.js';
 import type { EnvironmentRecord } from '../environments/store.js';
 import type { EnvironmentSettings } from '../environments/settings.js';
+import type { Caller } from '../platform/caller.js';
 import type { Clock } from '../platform/clock.js';
 import { randomToken, sha256 } from '../platform/crypto/tokens.js';
 import type { Db } from '../platform/db/database.js';
@@ -30,11 +32,17 @@ export interface InvitationsDeps {
 const DEFAULT_EXPIRES_IN_DAYS = 30;
 const DAY_MS = 86_400_000;
 
+const invitationTarget = (id: string) => [{ type: 'invitation', id }];
+
 const toSummary = ({ publicMetadata: _p, privateMetadata: _q, ...summary }: Invitation): InvitationSummary => summary;
 
 /** Environment invitations: Server API management, the email, and sign-up from the token. */
 export function createInvitationsService({ db, clock, mailer, limiter, environments, users }: InvitationsDeps) {
   const store = createInvitationsStore(db);
+
+  /** Records a change in the audit trail; the last statement of the change's transaction (it holds the sequence lock). */
+  const record = (trx: Db, environmentId: string, action: string, invitationId: string, by: Caller, metadata = {}) =>
+    recordOwnEvent(trx, environmentId, { action, ...by, targets: invitationTarget(invitationId), metadata }, clock.now());
 
   function requireSignUpUrl(env: EnvironmentRecord): string {
     if (!env.settings.signUpUrl) throw signUpUrlNotConfigured();
@@ -68,7 +76,7 @@ export function createInvitationsService({ db, clock, mailer, limiter, environme
      * Creates a PENDING invitation and mails its link. A re-invite of an email with a pending invitation
      * replaces it: the earlier one becomes REVOKED and its link stops working.
      */
-    async create(environmentId: string, body: CreateInvitationBody): Promise<InvitationSummary> {
+    async create(environmentId: string, body: CreateInvitationBody, by: Caller): Promise<InvitationSummary> {
       const env = await environments.record(environmentId);
       assertMetadataBudget(body.publicMetadata, body.privateMetadata);
       const signUpUrl = requireSignUpUrl(env);
@@ -82,12 +90,17 @@ export function createInvitationsService({ db, clock, mailer, limiter, environme
       const invitation = await db.transaction().execute(async (trx) => {
         const invitations = createInvitationsStore(trx);
         await invitations.lockEmail(environmentId, email);
-        await invitations.retirePending(environmentId, email, now);
-        return invitations.insert(environmentId, {
+        const retired = await invitations.retirePending(environmentId, email, now);
+        const created = await invitations.insert(environmentId, {
           email, tokenHash: sha256(token), redirectUrl,
           expiresAt: new Date(now.getTime() + (body.expiresInDays ?? DEFAULT_EXPIRES_IN_DAYS) * DAY_MS),
           publicMetadata: body.publicMetadata, privateMetadata: body.privateMetadata,
         }, now);
+        for (const replaced of retired.filter((r) => r.status === 'REVOKED')) {
+          await record(trx, environmentId, 'invitation.revoked', replaced.id, by, { reason: 'replaced', replacedBy: created.id });
+        }
+        await record(trx, environmentId, 'invitation.created', created.id, by, { expiresAt: created.expiresAt });
+        return created;
       });
       await mail(env, signUpUrl, token, invitation, redirectUrl);
       return toSummary(invitation);
@@ -104,20 +117,28 @@ export function createInvitationsService({ db, clock, mailer, limiter, environme
     },
 
     /** PENDING → REVOKED; any other state is 409 with the current status. */
-    async revoke(environmentId: string, invitationId: string): Promise<InvitationSummary> {
-      const revoked = await store.revoke(environmentId, invitationId, clock.now());
+    async revoke(environmentId: string, invitationId: string, by: Caller): Promise<InvitationSummary> {
+      const revoked = await db.transaction().execute(async (trx) => {
+        const done = await createInvitationsStore(trx).revoke(environmentId, invitationId, clock.now());
+        if (done) await record(trx, environmentId, 'invitation.revoked', invitationId, by);
+        return done;
+      });
       return revoked ? toSummary(revoked) : explainNotPending(environmentId, invitationId);
     },
 
     /** Mails the invitation again with a new token (only hashes are kept); the earlier link stops working, expiresAt stays. */
-    async resend(environmentId: string, invitationId: string): Promise<InvitationSummary> {
+    async resend(environmentId: string, invitationId: string, by: Caller): Promise<InvitationSummary> {
       const env = await environments.record(environmentId);
       const signUpUrl = requireSignUpUrl(env);
       const { invitation } = await existing(environmentId, invitationId);
       if (invitation.status !== 'PENDING') throw invitationNotPending(invitation.status);
       await countAgainstHourlyLimit(env);
       const token = randomToken('inv_');
-      const updated = await store.replaceToken(environmentId, invitationId, sha256(token), clock.now());
+      const updated = await db.transaction().execute(async (trx) => {
+        const done = await createInvitationsStore(trx).replaceToken(environmentId, invitationId, sha256(token), clock.now());
+        if (done) await record(trx, environmentId, 'invitation.resent', invitationId, by);
+        return done;
+      });
       if (!updated) return explainNotPending(environmentId, invitationId);
       await mail(env, signUpUrl, token, updated.invitation, updated.redirectUrl);
       return toSummary(updated.invitation);
@@ -160,6 +181,10 @@ export function createInvitationsService({ db, clock, mailer, limiter, environme
         const user = await insertInvitedUser(createUsersStore(trx), env.id, userId, accepted, body.name ?? null, passwordHash, now);
         const started = await createSessionsService({ db: trx, clock }).start(env.id, user.id, env.settings.session, origin);
         if (!started) throw new Error('a user created in this transaction must be active');
+        await record(trx, env.id, 'invitation.accepted', accepted.id, {
+          actor: { type: 'user', id: user.id, impersonatorId: null },
+          context: { ipAddress: origin.ipAddress, userAgent: origin.userAgent?.slice(0, 512) ?? null }, via: 'client_api',
+        }, { userId: user.id });
         return { user: toClientUser(user), ...started };
       });
     },

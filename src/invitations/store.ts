@@ -52,7 +52,7 @@ export function createInvitationsStore(db: Db) {
           status: sql`case when expires_at > ${now} then 'REVOKED' else 'EXPIRED' end`,
           revoked_at: sql`case when expires_at > ${now} then ${now}::timestamptz end`,
           updated_at: now,
-        }).execute().then(() => undefined),
+        }).returning(['id', 'status']).execute(),
     insert: (environmentId: string, values: NewInvitation, now: Date) =>
       db.insertInto('invitations').values({
         environment_id: environmentId, id: uuidv7(), email: values.email, status: 'PENDING', token_hash: values.tokenHash,
