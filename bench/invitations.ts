@@ -46,6 +46,10 @@ function readConfig() {
     pageSize: 100,
     deepFraction: 0.9,
     seedIndexes: indexes as 'rebuild' | 'live',
+    /** SQL run after seeding, before VACUUM ANALYZE (try an index or statistics target without a migration). */
+    setupSql: process.env.BENCH_SETUP_SQL || '',
+    /** Rotated values per scenario whose plans are censused after the loads. */
+    censusSize: Math.floor(envNumber('BENCH_PLAN_CENSUS', 200)),
   };
   if (config.durationSeconds <= 0) throw new Error('BENCH_DURATION must be positive');
   if (config.invitations < 1000) throw new Error('BENCH_INVITATIONS must be at least 1000');
@@ -65,6 +69,8 @@ interface Scenario {
   method: 'GET' | 'POST';
   /** i = 0 is the representative filter, used for EXPLAIN and the match count; later ones rotate. */
   filter: (i: number) => InvitationFilter;
+  /** The filter's values change from request to request (so the plan can too). */
+  rotates: boolean;
   cursor?: string;
   /** p95 (one connection) must stay under this; null: judged otherwise (deep page) or not at all. */
   aimMs: number | null;
@@ -80,10 +86,48 @@ interface Explained {
   matches: number;
 }
 
+interface CensusShape {
+  shape: string;
+  count: number;
+  times: number[];
+  slowest: { ms: number; filter: InvitationFilter; plan: string };
+}
+
+interface Census {
+  size: number;
+  shapes: { shape: string; count: number; p50Ms: number; p95Ms: number; slowest: CensusShape['slowest'] }[];
+}
+
 interface Measured {
   scenario: string;
   latency: TimedLoadResult & { serverCpuMsPerRequest: number | null; postgresCpuMsPerRequest: number | null };
   throughput: TimedLoadResult | null;
+  /** Page 1 and the deep page: every round; `latency` is their median, figure by figure. */
+  rounds?: Measured['latency'][];
+}
+
+const PAIR_ROUNDS = 3;
+
+/** Figure by figure median of several rounds of the same latency load. */
+function medianOfRounds(rounds: Measured['latency'][]): Measured['latency'] {
+  const med = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const mid = Math.floor(sorted.length / 2);
+    return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  };
+  const medOrNull = (values: (number | null)[]) => (values.some((v) => v === null) ? null : med(values as number[]));
+  const sum = (f: (r: Measured['latency']) => number) => rounds.reduce((a, r) => a + f(r), 0);
+  const statuses: Record<string, number> = {};
+  for (const r of rounds) for (const [k, v] of Object.entries(r.statuses)) statuses[k] = (statuses[k] ?? 0) + v;
+  return {
+    ...rounds[0],
+    requestsPerSecond: med(rounds.map((r) => r.requestsPerSecond)),
+    p50Ms: med(rounds.map((r) => r.p50Ms)), p95Ms: med(rounds.map((r) => r.p95Ms)), p99Ms: med(rounds.map((r) => r.p99Ms)),
+    maxMs: Math.max(...rounds.map((r) => r.maxMs)),
+    totalRequests: sum((r) => r.totalRequests), non2xx: sum((r) => r.non2xx), errors: sum((r) => r.errors), timeouts: sum((r) => r.timeouts), statuses,
+    serverCpuMsPerRequest: medOrNull(rounds.map((r) => r.serverCpuMsPerRequest)),
+    postgresCpuMsPerRequest: medOrNull(rounds.map((r) => r.postgresCpuMsPerRequest)),
+  };
 }
 
 const rand = (n: number) => Math.floor(Math.random() * n);
@@ -178,10 +222,11 @@ export async function run(): Promise<void> {
     gatehouse = undefined;
 
     // 2. Seed with SQL.
+    if (config.setupSql) console.log(`setup SQL after seeding: ${config.setupSql}`);
     console.log(`seeding ${fmtInt(config.invitations + config.noise)} invitations (INSERT … SELECT FROM generate_series, 100,000 rows a statement, 2 in parallel, indexes: ${config.seedIndexes})`);
     const seeded: SeededInvitations = await seedInvitations({
       databaseUrl: config.databaseUrl, targetEnvironmentId: target.id, noiseEnvironmentIds: noiseEnvs.map((e) => e.id),
-      count: config.invitations, noiseCount: config.noise, indexes: config.seedIndexes, onProgress: progress,
+      count: config.invitations, noiseCount: config.noise, indexes: config.seedIndexes, setupSql: config.setupSql, onProgress: progress,
     });
     console.log(`  done in ${seeded.seconds.toFixed(1)} s (insert ${seeded.insertSeconds.toFixed(1)} s, indexes ${seeded.indexSeconds.toFixed(1)} s, `
       + `VACUUM ANALYZE + CHECKPOINT ${seeded.vacuumSeconds.toFixed(1)} s); table ${(seeded.tableBytes / 2 ** 20).toFixed(0)} MiB, indexes `
@@ -243,44 +288,44 @@ export async function run(): Promise<void> {
     const emailNumber = (i: number) => (i === 0 ? 12345 : config.invitations > 100_000 ? 10_000 + rand(90_000) : 1000 + rand(Math.min(9000, config.invitations - 1000)));
     const scenarios: Scenario[] = [
       {
-        key: 'containment-team', group: 'containment', name: 'containment, selective: public team', aimMs: 20, method: 'POST',
+        key: 'containment-team', rotates: true, group: 'containment', name: 'containment, selective: public team', aimMs: 20, method: 'POST',
         request: '`publicMetadata: {"team":"team-42"}` (team rotates over 2,000)',
         filter: (i) => ({ publicMetadata: { team: `team-${i === 0 ? 42 : rand(TEAMS)}` } }),
       },
       {
-        key: 'containment-plan', group: 'containment', name: 'containment, broad: public plan', aimMs: 20, method: 'POST',
+        key: 'containment-plan', rotates: true, group: 'containment', name: 'containment, broad: public plan', aimMs: 20, method: 'POST',
         request: '`publicMetadata: {"plan":"pro"}` (plan rotates over 5)',
         filter: (i) => ({ publicMetadata: { plan: i === 0 ? 'pro' : PLANS[rand(PLANS.length)] } }),
       },
       {
-        key: 'containment-private', group: 'containment', name: 'containment, private CRM id', aimMs: 20, method: 'POST',
+        key: 'containment-private', rotates: true, group: 'containment', name: 'containment, private CRM id', aimMs: 20, method: 'POST',
         request: '`privateMetadata: {"crm":{"id":"4242"}}` (id rotates over all)',
         filter: (i) => ({ privateMetadata: { crm: { id: String(i === 0 ? 4242 : rand(config.invitations)) } } }),
       },
       {
-        key: 'substring-selective', group: 'substring', name: 'email substring, selective', aimMs: 50, method: 'POST',
+        key: 'substring-selective', rotates: true, group: 'substring', name: 'email substring, selective', aimMs: 50, method: 'POST',
         request: '`emailSearch: "user12345"` (rotates over 5-digit numbers)',
         filter: (i) => ({ emailSearch: `user${emailNumber(i)}` }),
       },
       {
-        key: 'substring-broad', group: 'substring', name: 'email substring, broad: company', aimMs: 50, method: 'POST',
+        key: 'substring-broad', rotates: true, group: 'substring', name: 'email substring, broad: company', aimMs: 50, method: 'POST',
         request: '`emailSearch: "acme"` (rotates over 10 company names, each in 5 of the 50 domains)',
         filter: (i) => ({ emailSearch: i === 0 ? 'acme' : COMPANIES[rand(COMPANIES.length)] }),
       },
       {
-        key: 'status-accepted', group: 'status', name: 'status ACCEPTED', aimMs: 20, method: 'POST',
+        key: 'status-accepted', rotates: false, group: 'status', name: 'status ACCEPTED', aimMs: 20, method: 'POST',
         request: '`statuses: ["ACCEPTED"]`', filter: () => ({ statuses: ['ACCEPTED'] }),
       },
       {
-        key: 'status-expired', group: 'status', name: 'status EXPIRED (effective)', aimMs: 20, method: 'POST',
+        key: 'status-expired', rotates: false, group: 'status', name: 'status EXPIRED (effective)', aimMs: 20, method: 'POST',
         request: '`statuses: ["EXPIRED"]` (stored EXPIRED, or PENDING past expires_at)', filter: () => ({ statuses: ['EXPIRED'] }),
       },
       {
-        key: 'page-1', group: 'page 1', name: 'plain list, page 1', aimMs: null, method: 'GET',
+        key: 'page-1', rotates: false, group: 'page 1', name: 'plain list, page 1', aimMs: null, method: 'GET',
         request: '`GET /invitations?limit=100`', filter: () => ({}),
       },
       {
-        key: 'page-deep', group: 'deep page', name: `plain list, page ${walk.pages + 1} (row ${fmtInt(seen + 1)})`, aimMs: null, method: 'GET',
+        key: 'page-deep', rotates: false, group: 'deep page', name: `plain list, page ${walk.pages + 1} (row ${fmtInt(seen + 1)})`, aimMs: null, method: 'GET',
         request: `\`GET /invitations?limit=100&cursor=<id of row ${fmtInt(seen)}>\``, filter: () => ({}), cursor: walk.cursor,
       },
     ];
@@ -298,29 +343,58 @@ export async function run(): Promise<void> {
       if (page.items.length === 0) throw new Error(`Probe "${s.name}" found nothing`);
     }
 
-    // 6. Loads: per scenario, latency on one connection, then throughput on BENCH_CONNECTIONS.
+    // 6. Loads: per scenario, latency on one connection, then throughput on BENCH_CONNECTIONS. Page 1 and the
+    // deep page are compared in PAIR_ROUNDS alternating rounds (median of the rounds), as one round each is
+    // within the noise of a shared machine.
     const measured: Measured[] = [];
-    for (const s of scenarios) {
+    const baseOf = (s: Scenario): Omit<LoadOptions, 'connections' | 'beforeMeasure'> => {
       let i = 1;
-      const base: Omit<LoadOptions, 'connections' | 'beforeMeasure'> = {
+      return {
         name: s.name, url, method: s.method, headers: auth, durationSeconds: config.durationSeconds, warmupSeconds: config.warmupSeconds,
         next: () => requestOf(s, i++),
       };
-      process.stdout.write(`measuring ${s.name} ... `);
-      const cpu = cpuProbe(gatehouse.child.pid, config.databaseUrl);
-      const lat = await runTimedLoad({ ...base, connections: 1, beforeMeasure: () => cpu.start() });
+    };
+    const latencyPass = async (s: Scenario): Promise<Measured['latency']> => {
+      const cpu = cpuProbe(gatehouse!.child.pid, config.databaseUrl);
+      const lat = await runTimedLoad({ ...baseOf(s), connections: 1, beforeMeasure: () => cpu.start() });
       const used = await cpu.stop();
       const per = (ms: number | null) => (ms === null || lat.totalRequests === 0 ? null : ms / lat.totalRequests);
-      const latency = { ...lat, serverCpuMsPerRequest: per(used.serverMs), postgresCpuMsPerRequest: per(used.postgresMs) };
-      process.stdout.write(`1 conn: ${fmtInt(lat.requestsPerSecond)} req/s, p50 ${fmtMs(lat.p50Ms)}, p95 ${fmtMs(lat.p95Ms)}, p99 ${fmtMs(lat.p99Ms)} ms, `
-        + `CPU/req ${fmtCpu(latency.serverCpuMsPerRequest)} + ${fmtCpu(latency.postgresCpuMsPerRequest)} ms`);
-      let throughput: TimedLoadResult | null = null;
-      if (config.connections > 0) {
-        throughput = await runTimedLoad({ ...base, connections: config.connections });
-        process.stdout.write(`; ${config.connections} conn: ${fmtInt(throughput.requestsPerSecond)} req/s, p95 ${fmtMs(throughput.p95Ms)} ms`);
+      return { ...lat, serverCpuMsPerRequest: per(used.serverMs), postgresCpuMsPerRequest: per(used.postgresMs) };
+    };
+    const throughputPass = (s: Scenario) => (config.connections > 0 ? runTimedLoad({ ...baseOf(s), connections: config.connections }) : Promise.resolve(null));
+    const line = (latency: Measured['latency'], throughput: TimedLoadResult | null) => {
+      const bad = latency.non2xx + latency.errors + latency.timeouts + (throughput ? throughput.non2xx + throughput.errors + throughput.timeouts : 0);
+      return `1 conn: ${fmtInt(latency.requestsPerSecond)} req/s, p50 ${fmtMs(latency.p50Ms)}, p95 ${fmtMs(latency.p95Ms)}, p99 ${fmtMs(latency.p99Ms)} ms, `
+        + `CPU/req ${fmtCpu(latency.serverCpuMsPerRequest)} + ${fmtCpu(latency.postgresCpuMsPerRequest)} ms`
+        + (throughput ? `; ${config.connections} conn: ${fmtInt(throughput.requestsPerSecond)} req/s, p95 ${fmtMs(throughput.p95Ms)} ms` : '')
+        + (bad ? `; NON-2xx/errors ${bad}` : '');
+    };
+    for (const s of scenarios) {
+      if (s.group === 'deep page') continue; // measured with page 1
+      if (s.group === 'page 1') {
+        const deep = scenarios.find((x) => x.group === 'deep page')!;
+        const rounds: Record<string, Measured['latency'][]> = { [s.key]: [], [deep.key]: [] };
+        for (let r = 0; r < PAIR_ROUNDS; r++) {
+          for (const x of r % 2 === 0 ? [s, deep] : [deep, s]) {
+            process.stdout.write(`measuring ${x.name}, round ${r + 1}/${PAIR_ROUNDS} ... `);
+            const lat = await latencyPass(x);
+            rounds[x.key].push(lat);
+            process.stdout.write(`${line(lat, null)}\n`);
+          }
+        }
+        for (const x of [s, deep]) {
+          process.stdout.write(`measuring ${x.name}, throughput ... `);
+          const throughput = await throughputPass(x);
+          const latency = medianOfRounds(rounds[x.key]);
+          process.stdout.write(`median of rounds: ${line(latency, throughput)}\n`);
+          measured.push({ scenario: x.key, latency, throughput, rounds: rounds[x.key] });
+        }
+        continue;
       }
-      const bad = lat.non2xx + lat.errors + lat.timeouts + (throughput ? throughput.non2xx + throughput.errors + throughput.timeouts : 0);
-      process.stdout.write(bad ? `; NON-2xx/errors ${bad}\n` : '\n');
+      process.stdout.write(`measuring ${s.name} ... `);
+      const latency = await latencyPass(s);
+      const throughput = await throughputPass(s);
+      process.stdout.write(`${line(latency, throughput)}\n`);
       measured.push({ scenario: s.key, latency, throughput });
     }
     const loadAtEnd = loadavg();
@@ -332,6 +406,35 @@ export async function run(): Promise<void> {
       const q = await compileList(target.id, s.filter(0), config.pageSize, s.cursor, now);
       const all = await compileList(target.id, s.filter(0), 1_000_000_000, s.cursor, now);
       explained[s.key] = await explain(pool, q, all);
+    }
+
+    // 7b. Plan census: the plans differ with the values, so EXPLAIN ANALYZE a sample of the rotated ones,
+    // count the plan shapes and keep the slowest plan of each shape.
+    const census: Record<string, Census> = {};
+    for (const s of scenarios.filter((x) => x.rotates && config.censusSize > 0)) {
+      process.stdout.write(`plan census: ${s.name} (${config.censusSize} rotated values) ... `);
+      const shapes = new Map<string, CensusShape>();
+      for (let i = 1; i <= config.censusSize; i++) {
+        const filter = s.filter(i);
+        const q = await compileList(target.id, filter, config.pageSize, s.cursor, new Date());
+        const { rows } = await pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${q.sql}`, q.parameters as unknown[]);
+        const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
+        const ms = Number(/Execution Time: ([\d.]+) ms/.exec(plan)?.[1] ?? NaN);
+        const shape = summarize(plan).replace(/ \[[^\]]*\]/g, '');
+        const entry = shapes.get(shape) ?? { shape, count: 0, times: [], slowest: { ms: -1, filter, plan: '' } };
+        entry.count++;
+        entry.times.push(ms);
+        if (ms > entry.slowest.ms) entry.slowest = { ms, filter, plan };
+        shapes.set(shape, entry);
+      }
+      census[s.key] = {
+        size: config.censusSize,
+        shapes: [...shapes.values()].map((e) => {
+          const sorted = [...e.times].sort((a, b) => a - b);
+          return { shape: e.shape, count: e.count, p50Ms: percentile(sorted, 50), p95Ms: percentile(sorted, 95), slowest: e.slowest };
+        }).sort((a, b) => b.count - a.count),
+      };
+      console.log(census[s.key].shapes.map((e) => `${e.count} × ${e.shape} (p50 ${fmtMs(e.p50Ms)}, max ${fmtMs(e.slowest.ms)} ms)`).join('; '));
     }
 
     // 8. Aims and report.
@@ -356,7 +459,8 @@ export async function run(): Promise<void> {
       walk,
       scenarios: scenarios.map((s) => ({
         key: s.key, group: s.group, name: s.name, request: s.request,
-        latency: byKey(s.key).latency, throughput: byKey(s.key).throughput, aim: aims.find((a) => a.scenario === s.key), explain: explained[s.key],
+        latency: byKey(s.key).latency, rounds: byKey(s.key).rounds ?? null, throughput: byKey(s.key).throughput, aim: aims.find((a) => a.scenario === s.key), explain: explained[s.key],
+        census: census[s.key] ?? null,
       })),
     });
 
@@ -380,15 +484,29 @@ export async function run(): Promise<void> {
     console.log(`${fmtInt(config.invitations)} invitations in the searched environment + ${fmtInt(config.noise)} in ${noiseEnvs.length} others; `
       + `${config.durationSeconds} s per load after ${config.warmupSeconds} s warm-up; pages of ${config.pageSize}; ${cpus().length} cores; Node ${process.version}; `
       + `PostgreSQL ${pgVersion}; load average ${loadAtStart[0].toFixed(2)} at start, ${loadAtEnd[0].toFixed(2)} at end.`);
+    if (config.setupSql) console.log(`\nSetup SQL after seeding: \`${config.setupSql}\``);
     console.log('');
     console.log(lines.join('\n'));
     console.log('');
     console.log(`Cursor walk: ${walk.pages} pages in ${walk.seconds.toFixed(1)} s; first tenth p50 ${fmtMs(walk.firstTenthP50Ms)} / p95 ${fmtMs(walk.firstTenthP95Ms)} ms, `
       + `last tenth p50 ${fmtMs(walk.lastTenthP50Ms)} / p95 ${fmtMs(walk.lastTenthP95Ms)} ms.`);
+    for (const m of measured.filter((x) => x.rounds)) {
+      console.log(`${scenarios.find((x) => x.key === m.scenario)!.name}: p95 by round ${m.rounds!.map((r) => fmtMs(r.p95Ms)).join(', ')} ms (median in the table).`);
+    }
     for (const m of measured) {
       for (const r of [m.latency, m.throughput]) {
         if (r && r.non2xx + r.errors + r.timeouts > 0) {
           console.log(`note: ${r.name} (${r.connections} conn): statuses ${JSON.stringify(r.statuses)}, socket errors ${r.errors}, timeouts ${r.timeouts}`);
+        }
+      }
+    }
+    if (Object.keys(census).length) {
+      console.log('\n### Plan census (EXPLAIN ANALYZE over rotated values)\n');
+      console.log('| Scenario | Plan | Values | p50 ms | p95 ms | Slowest ms |');
+      console.log('|---|---|---:|---:|---:|---:|');
+      for (const s of scenarios) {
+        for (const e of census[s.key]?.shapes ?? []) {
+          console.log(`| ${s.name} | ${e.shape} | ${e.count} / ${census[s.key].size} | ${fmtMs(e.p50Ms)} | ${fmtMs(e.p95Ms)} | ${fmtMs(e.slowest.ms)} |`);
         }
       }
     }
@@ -402,6 +520,18 @@ export async function run(): Promise<void> {
       console.log(`-- ${JSON.stringify(e.parameters)}`);
       console.log(e.plan);
       console.log('```\n');
+    }
+    for (const s of scenarios) {
+      const shapes = census[s.key]?.shapes ?? [];
+      if (shapes.length < 2) continue;
+      // The rarer plan shapes: the slowest value of each, in full.
+      for (const e of shapes.slice(1)) {
+        console.log(`#### ${s.name}, other plan (${e.count} of ${census[s.key].size} values), slowest: ${e.slowest.ms.toFixed(2)} ms\n`);
+        console.log('```');
+        console.log(`-- filter ${JSON.stringify(e.slowest.filter)}`);
+        console.log(e.slowest.plan);
+        console.log('```\n');
+      }
     }
     console.log(`JSON: ${file}`);
   } catch (err) {
