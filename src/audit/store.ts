@@ -1,6 +1,6 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
 import { uuidv7 } from 'uuidv7';
-import { jsonb, type Db } from '../platform/db/database.js';
+import { jsonb, preparedAs, type Db } from '../platform/db/database.js';
 import type { AuditEventRow } from '../platform/db/tables.js';
 import { toPage } from '../platform/http/pagination.js';
 import type { PageQuery } from '../platform/http/common-schemas.js';
@@ -29,8 +29,11 @@ function eventValues(environmentId: string, id: string, e: NewAuditEvent) {
     ${e.schemaVersion}::integer, ${e.correlationId}::uuid`;
 }
 
-const EVENT_COLUMNS = sql.raw(`environment_id, id, sequence, action, result, occurred_at, recorded_at, actor_type, actor_id,
-  actor_impersonator_id, targets, ip_address, user_agent, producer, metadata, schema_version, correlation_id`);
+// Named, never `*`: a prepared statement's result must keep its shape when a migration adds a column.
+const COLUMN_NAMES = ['environment_id', 'id', 'sequence', 'action', 'result', 'occurred_at', 'recorded_at', 'actor_type', 'actor_id',
+  'actor_impersonator_id', 'targets', 'ip_address', 'user_agent', 'producer', 'metadata', 'schema_version', 'correlation_id'];
+const EVENT_COLUMNS = sql.raw(COLUMN_NAMES.join(', '));
+const E_EVENT_COLUMNS = sql.raw(COLUMN_NAMES.map((c) => `e.${c}`).join(', '));
 
 /** Takes the environment's next sequence number (creating its counter at 1) and locks the counter row. */
 const nextSequence = (environmentId: string) => sql`
@@ -41,26 +44,32 @@ const nextSequence = (environmentId: string) => sql`
 export function createAuditStore(db: Db) {
   return {
     /**
-     * Inserts the idempotency key, takes the next sequence and inserts the event in ONE statement, so
-     * the three commit together (or not at all) with no round trip in between while the counter row is
-     * locked. A key that already exists (or is being inserted by a concurrent append, which this waits
-     * for) inserts nothing: the result is undefined and the caller reads the existing record.
+     * Counts the attempt, inserts the idempotency key, takes the next sequence and inserts the event, in
+     * ONE statement: the four commit together (or not at all) in one round trip, with nothing in between
+     * while the counter rows are locked. Each step runs only when the one before it produced a row:
+     * a full rate-limit window stores nothing (`count` undefined), and a key that already exists (or is
+     * being inserted by a concurrent append, which this waits for) stores no event (`event` undefined;
+     * the caller reads the existing record).
      */
-    insertWithKey: (environmentId: string, key: string, requestHash: Buffer, event: NewAuditEvent) => {
+    insertCounted: async (environmentId: string, hit: RawBuilder<{ count: number }>, key: string, requestHash: Buffer, event: NewAuditEvent) => {
       const id = uuidv7();
-      return sql<Selectable<AuditEventRow>>`
-        with k as (
+      const { rows } = await sql<Selectable<AuditEventRow> & { attempt_count: number }>`${preparedAs('audit_append')}
+        with rl as (${hit}), k as (
           insert into audit_idempotency_keys (environment_id, idempotency_key, request_hash, event_id, created_at)
-          values (${environmentId}::uuid, ${key}, ${requestHash}, ${id}::uuid, ${event.recordedAt}::timestamptz)
+          select ${environmentId}::uuid, ${key}, ${requestHash}, ${id}::uuid, ${event.recordedAt}::timestamptz from rl
           on conflict (environment_id, idempotency_key) do nothing
           returning environment_id
         ), s as (
           insert into audit_sequences (environment_id, last_sequence) select environment_id, 1 from k
           on conflict (environment_id) do update set last_sequence = audit_sequences.last_sequence + 1
           returning last_sequence
+        ), e as (
+          insert into audit_events (${EVENT_COLUMNS}) select ${eventValues(environmentId, id, event)} from s
+          returning ${EVENT_COLUMNS}
         )
-        insert into audit_events (${EVENT_COLUMNS}) select ${eventValues(environmentId, id, event)} from s
-        returning *`.execute(db).then((r) => r.rows[0] && toAuditEvent(r.rows[0]));
+        select rl.count as attempt_count, ${E_EVENT_COLUMNS} from rl left join e on true`.execute(db);
+      const row = rows[0];
+      return { count: row?.attempt_count, event: row?.id ? toAuditEvent(row) : undefined };
     },
     /** An event without an idempotency key (the service's own trail), inside the caller's transaction. */
     insert: (environmentId: string, event: NewAuditEvent) =>
