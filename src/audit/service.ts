@@ -122,11 +122,9 @@ export function createAuditService({ db, clock, limiter, auditLogEnabled, existi
   }
 
   /** The stored event for a key used before: the same request replays it, another is 422. */
-  async function replay(environmentId: string, record: IdempotencyRecord, requestHash: Buffer, attempt: AttemptCount): Promise<AppendResult> {
+  function replay(record: IdempotencyRecord, requestHash: Buffer, attempt: AttemptCount): AppendResult {
     if (!record.requestHash.equals(requestHash)) throw idempotencyKeyReused(rateLimitHeaders(attempt));
-    const event = await store.find(environmentId, record.eventId);
-    if (!event) throw new Error(`idempotency key names a missing audit event ${record.eventId}`);
-    return { event, replayed: true, attempt };
+    return { event: record.event, replayed: true, attempt };
   }
 
   /** The attempt as counted; 429 rate_limited (with the headers) when the window was full. */
@@ -173,7 +171,7 @@ export function createAuditService({ db, clock, limiter, auditLogEnabled, existi
         if (!(problem instanceof ProblemError)) throw problem;
         const record = await store.findIdempotencyRecord(environmentId, idempotencyKey);
         if (!record) throw problem;
-        return replay(environmentId, record, requestHash, await countAttempt(environmentId));
+        return replay(record, requestHash, await countAttempt(environmentId));
       }
       const hit = limiter.prepareHit(environmentId, APPEND_BUCKET, APPEND_LIMIT);
       const stored = await store.insertCounted(environmentId, hit.statement, idempotencyKey, requestHash, toNewEvent(body, secretKeyId, clock.now()));
@@ -182,7 +180,7 @@ export function createAuditService({ db, clock, limiter, auditLogEnabled, existi
       // The key exists: stored earlier, or by a concurrent duplicate whose commit the insert waited for.
       const record = await store.findIdempotencyRecord(environmentId, idempotencyKey);
       if (!record) throw new Error('audit idempotency key conflicted but cannot be read');
-      return replay(environmentId, record, requestHash, attempt);
+      return replay(record, requestHash, attempt);
     },
 
     async get(environmentId: string, eventId: string) {

@@ -16,7 +16,7 @@ export interface NewAuditEvent {
   producer: JsonObject; metadata: JsonObject; schemaVersion: number; correlationId: string | null;
 }
 
-export interface IdempotencyRecord { requestHash: Buffer; eventId: string }
+export interface IdempotencyRecord { requestHash: Buffer; event: AuditEvent }
 
 /**
  * The columns of a new event, in insert order; `sequence` is the CTE `s` below. The sequence comes from
@@ -77,10 +77,14 @@ export function createAuditStore(db: Db) {
         with s as (${nextSequence(environmentId)})
         insert into audit_events (${EVENT_COLUMNS}) select ${eventValues(environmentId, uuidv7(), event)} from s
         returning *`.execute(db).then((r) => toAuditEvent(r.rows[0])),
+    /** What a key stored: the request's hash and the event it appended, in one read. */
     findIdempotencyRecord: (environmentId: string, key: string) =>
-      db.selectFrom('audit_idempotency_keys').select(['request_hash', 'event_id'])
-        .where('environment_id', '=', environmentId).where('idempotency_key', '=', key)
-        .executeTakeFirst().then((row): IdempotencyRecord | undefined => row && { requestHash: Buffer.from(row.request_hash), eventId: row.event_id }),
+      db.selectFrom('audit_idempotency_keys as k')
+        .innerJoin('audit_events as e', (join) => join.onRef('e.environment_id', '=', 'k.environment_id').onRef('e.id', '=', 'k.event_id'))
+        .selectAll('e').select('k.request_hash')
+        .where('k.environment_id', '=', environmentId).where('k.idempotency_key', '=', key)
+        .executeTakeFirst()
+        .then((row): IdempotencyRecord | undefined => row && { requestHash: Buffer.from(row.request_hash), event: toAuditEvent(row) }),
     find: (environmentId: string, eventId: string) =>
       db.selectFrom('audit_events').selectAll().where('environment_id', '=', environmentId).where('id', '=', eventId)
         .executeTakeFirst().then((row) => row && toAuditEvent(row)),
