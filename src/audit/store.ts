@@ -29,11 +29,9 @@ function eventValues(environmentId: string, id: string, e: NewAuditEvent) {
     ${e.schemaVersion}::integer, ${e.correlationId}::uuid`;
 }
 
-// Named, never `*`: a prepared statement's result must keep its shape when a migration adds a column.
 const COLUMN_NAMES = ['environment_id', 'id', 'sequence', 'action', 'result', 'occurred_at', 'recorded_at', 'actor_type', 'actor_id',
   'actor_impersonator_id', 'targets', 'ip_address', 'user_agent', 'producer', 'metadata', 'schema_version', 'correlation_id'];
 const EVENT_COLUMNS = sql.raw(COLUMN_NAMES.join(', '));
-const E_EVENT_COLUMNS = sql.raw(COLUMN_NAMES.map((c) => `e.${c}`).join(', '));
 
 /** Takes the environment's next sequence number (creating its counter at 1) and locks the counter row. */
 const nextSequence = (environmentId: string) => sql`
@@ -53,7 +51,7 @@ export function createAuditStore(db: Db) {
      */
     insertCounted: async (environmentId: string, hit: RawBuilder<{ count: number }>, key: string, requestHash: Buffer, event: NewAuditEvent) => {
       const id = uuidv7();
-      const { rows } = await sql<Selectable<AuditEventRow> & { attempt_count: number }>`${preparedAs('audit_append')}
+      const { rows } = await sql<{ attempt_count: number; sequence: number | null; metadata: JsonObject | null }>`${preparedAs('audit_append')}
         with rl as (${hit}), k as (
           insert into audit_idempotency_keys (environment_id, idempotency_key, request_hash, event_id, created_at)
           select ${environmentId}::uuid, ${key}, ${requestHash}, ${id}::uuid, ${event.recordedAt}::timestamptz from rl
@@ -65,11 +63,20 @@ export function createAuditStore(db: Db) {
           returning last_sequence
         ), e as (
           insert into audit_events (${EVENT_COLUMNS}) select ${eventValues(environmentId, id, event)} from s
-          returning ${EVENT_COLUMNS}
+          returning sequence, metadata
         )
-        select rl.count as attempt_count, ${E_EVENT_COLUMNS} from rl left join e on true`.execute(db);
+        select rl.count as attempt_count, e.sequence, e.metadata from rl left join e on true`.execute(db);
       const row = rows[0];
-      return { count: row?.attempt_count, event: row?.id ? toAuditEvent(row) : undefined };
+      // The event is what was inserted; only the number and the metadata come back (metadata as jsonb
+      // orders its keys, so this answer and every later read or replay of it are the same bytes).
+      const stored = row?.sequence == null ? undefined : toAuditEvent({
+        environment_id: environmentId, id, sequence: row.sequence, action: event.action, result: event.result,
+        occurred_at: event.occurredAt, recorded_at: event.recordedAt, actor_type: event.actor.type, actor_id: event.actor.id,
+        actor_impersonator_id: event.actor.impersonatorId, targets: event.targets, ip_address: event.context.ipAddress,
+        user_agent: event.context.userAgent, producer: event.producer, metadata: row.metadata, schema_version: event.schemaVersion,
+        correlation_id: event.correlationId,
+      });
+      return { count: row?.attempt_count, event: stored };
     },
     /** An event without an idempotency key (the service's own trail), inside the caller's transaction. */
     insert: (environmentId: string, event: NewAuditEvent) =>
