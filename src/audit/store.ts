@@ -73,7 +73,7 @@ export function createAuditStore(db: Db) {
         environment_id: environmentId, id, sequence: row.sequence, action: event.action, result: event.result,
         occurred_at: event.occurredAt, recorded_at: event.recordedAt, actor_type: event.actor.type, actor_id: event.actor.id,
         actor_impersonator_id: event.actor.impersonatorId, targets: event.targets, ip_address: event.context.ipAddress,
-        user_agent: event.context.userAgent, producer: event.producer, metadata: row.metadata, schema_version: event.schemaVersion,
+        user_agent: event.context.userAgent, producer: event.producer, metadata: row.metadata ?? {}, schema_version: event.schemaVersion,
         correlation_id: event.correlationId,
       });
       return { count: row?.attempt_count, event: stored };
