@@ -11,6 +11,7 @@ interface Bench {
 
 const registry: Record<string, () => Promise<Bench>> = {
   users: () => import('./users.js'),
+  audit: () => import('./audit.js'),
   invitations: () => import('./invitations.js'),
 };
 

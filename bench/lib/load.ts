@@ -3,6 +3,8 @@ import autocannon from 'autocannon';
 export interface NextRequest {
   path: string;
   body?: string;
+  /** Headers of this request only, on top of the load's (a per-environment key, an Idempotency-Key). */
+  headers?: Record<string, string>;
 }
 
 export interface LoadOptions {
@@ -50,8 +52,9 @@ function once(options: LoadOptions, durationSeconds: number) {
       method,
       headers,
       setupRequest: (request) => {
-        const { path, body } = next();
-        return body === undefined ? { ...request, path } : { ...request, path, body };
+        const { path, body, headers: extra } = next();
+        const withHeaders = extra ? { ...request, path, headers: { ...request.headers, ...extra } } : { ...request, path };
+        return body === undefined ? withHeaders : { ...withHeaders, body };
       },
     }],
   });

@@ -1,8 +1,8 @@
 import { ProblemError } from '../platform/http/problem.js';
 
 export const invalidIdempotencyKey = (detail: string) => new ProblemError(400, 'invalid_idempotency_key', detail);
-export const idempotencyKeyReused = () => new ProblemError(422, 'idempotency_key_reused',
-  'This Idempotency-Key was already used with a different request body in this environment; use a new key for a new event.');
+export const idempotencyKeyReused = (headers: Record<string, string>) => new ProblemError(422, 'idempotency_key_reused',
+  'This Idempotency-Key was already used with a different request body in this environment; use a new key for a new event.', {}, headers);
 export const auditStorageUnavailable = () => new ProblemError(503, 'audit_storage_unavailable',
   'The audit log is disabled for this environment (setting auditLogEnabled).');
 export const invalidAuditEvent = (errors: { path: string; message: string }[]) =>

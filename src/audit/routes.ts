@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyError, FastifyPluginAsync } from 'fastify';
+import { ProblemError, replyWithProblem } from '../platform/http/problem.js';
 import { Page } from '../platform/http/common-schemas.js';
 import {
   AppendAuditEventBody, AppendHeaders, AuditEvent, AuditEventFeed, AuditEventParams, PollAuditEventsQuery, SearchAuditEventsQuery,
@@ -56,14 +57,22 @@ export function auditServerRoutes(audit: AuditService): FastifyPluginAsync {
           } },
         },
       },
-      // Before the body is parsed, so every authenticated attempt counts, malformed ones included.
-      preParsing: async (req, reply, payload) => {
-        reply.headers(rateLimitHeaders(await audit.countAttempt(req.environmentId)));
-        checkIdempotencyKey(req.headers['idempotency-key']);
-        return payload;
+      preValidation: async (req) => { checkIdempotencyKey(req.headers['idempotency-key']); },
+      // Every authenticated attempt counts. An append counts itself in the statement that stores it; an
+      // attempt that fails before that (malformed, invalid, audit log off) is counted here. Over the
+      // limit, the answer is 429 whatever else was wrong.
+      errorHandler: async (error, req, reply) => {
+        if (!req.secretKeyId || (error instanceof ProblemError && 'RateLimit' in error.headers)) return replyWithProblem(error, req, reply);
+        try {
+          reply.headers(rateLimitHeaders(await audit.countAttempt(req.environmentId)));
+        } catch (refused) {
+          return replyWithProblem(refused as FastifyError, req, reply);
+        }
+        return replyWithProblem(error, req, reply);
       },
     }, async (req, reply) => {
-      const { event, replayed } = await audit.append(req.environmentId, req.secretKeyId, req.headers['idempotency-key'], req.body);
+      const { event, replayed, attempt } = await audit.append(req.environmentId, req.secretKeyId, req.headers['idempotency-key'], req.body);
+      reply.headers(rateLimitHeaders(attempt));
       if (replayed) reply.header('Idempotent-Replayed', 'true');
       return reply.code(201).send(event);
     });

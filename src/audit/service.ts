@@ -6,7 +6,7 @@ import type { Db } from '../platform/db/database.js';
 import type { PageQuery } from '../platform/http/common-schemas.js';
 import { canonicalJson, jsonByteSize, type JsonObject } from '../platform/json.js';
 import { ProblemError } from '../platform/http/problem.js';
-import type { RateLimiter } from '../platform/rate-limit.js';
+import type { RateLimiter, RateLimitResult } from '../platform/rate-limit.js';
 import {
   auditEventNotFound, auditRateLimited, auditStorageUnavailable, idempotencyKeyReused, invalidAuditEvent, invalidIdempotencyKey,
   metadataTooLarge, referencedResourceNotFound,
@@ -33,7 +33,7 @@ export interface AuditDeps {
   existingUserIds(environmentId: string, ids: string[]): Promise<Set<string>>;
 }
 
-export interface AppendResult { event: AuditEvent; replayed: boolean }
+export interface AppendResult { event: AuditEvent; replayed: boolean; attempt: AttemptCount }
 
 export interface AttemptCount { limit: number; windowSeconds: number; remaining: number; resetSeconds: number }
 
@@ -122,12 +122,21 @@ export function createAuditService({ db, clock, limiter, auditLogEnabled, existi
   }
 
   /** The stored event for a key used before: the same request replays it, another is 422. */
-  async function replay(environmentId: string, record: IdempotencyRecord, requestHash: Buffer): Promise<AppendResult> {
-    if (!record.requestHash.equals(requestHash)) throw idempotencyKeyReused();
-    const event = await store.find(environmentId, record.eventId);
-    if (!event) throw new Error(`idempotency key names a missing audit event ${record.eventId}`);
-    return { event, replayed: true };
+  function replay(record: IdempotencyRecord, requestHash: Buffer, attempt: AttemptCount): AppendResult {
+    if (!record.requestHash.equals(requestHash)) throw idempotencyKeyReused(rateLimitHeaders(attempt));
+    return { event: record.event, replayed: true, attempt };
   }
+
+  /** The attempt as counted; 429 rate_limited (with the headers) when the window was full. */
+  function admitted(hit: RateLimitResult): AttemptCount {
+    const attempt = {
+      limit: APPEND_LIMIT.max, windowSeconds: APPEND_LIMIT.windowSeconds,
+      remaining: Math.max(0, APPEND_LIMIT.max - hit.count), resetSeconds: hit.retryAfterSeconds,
+    };
+    if (!hit.allowed) throw auditRateLimited(hit.retryAfterSeconds, rateLimitHeaders(attempt));
+    return attempt;
+  }
+  const countAttempt = async (environmentId: string) => admitted(await limiter.hit(environmentId, APPEND_BUCKET, APPEND_LIMIT));
 
   const toNewEvent = (body: AppendAuditEventBody, secretKeyId: string, now: Date): NewAuditEvent => ({
     action: body.action, result: body.result, occurredAt: new Date(body.occurredAt), recordedAt: now,
@@ -141,24 +150,17 @@ export function createAuditService({ db, clock, limiter, auditLogEnabled, existi
 
   return {
     /**
-     * Counts one append attempt against the environment's per-minute limit (every attempt counts:
-     * malformed ones, replays and refusals too); 429 rate_limited once the window is full.
+     * Counts an append attempt that ended in an error before it was counted (malformed, invalid, audit
+     * log off): every authenticated attempt counts. 429 rate_limited once the window is full.
      */
-    async countAttempt(environmentId: string): Promise<AttemptCount> {
-      const hit = await limiter.hit(environmentId, APPEND_BUCKET, APPEND_LIMIT);
-      const attempt = {
-        limit: APPEND_LIMIT.max, windowSeconds: APPEND_LIMIT.windowSeconds,
-        remaining: Math.max(0, APPEND_LIMIT.max - hit.count), resetSeconds: hit.retryAfterSeconds,
-      };
-      if (!hit.allowed) throw auditRateLimited(hit.retryAfterSeconds, rateLimitHeaders(attempt));
-      return attempt;
-    },
+    countAttempt,
 
     /**
-     * Appends an event exactly once per idempotency key. A new key is validated and then stored with
-     * the event in one statement; a key seen before replays its event when the body is the same and is
-     * 422 otherwise, without validating again (a replay a day later must not fail on occurredAt's age).
-     * A body that fails validation stores nothing, but a retry of a stored request is still a replay.
+     * Appends an event exactly once per idempotency key, counting the attempt against the limit. A new
+     * key is validated, then counted and stored with its event in one statement; a key seen before
+     * replays its event when the body is the same and is 422 otherwise, without validating again (a
+     * replay a day later must not fail on occurredAt's age). A body that fails validation stores
+     * nothing and is left for the caller to count (see countAttempt), unless it retries a stored request.
      */
     async append(environmentId: string, secretKeyId: string, idempotencyKey: string, body: AppendAuditEventBody): Promise<AppendResult> {
       if (!(await auditLogEnabled(environmentId))) throw auditStorageUnavailable();
@@ -168,15 +170,17 @@ export function createAuditService({ db, clock, limiter, auditLogEnabled, existi
       } catch (problem) {
         if (!(problem instanceof ProblemError)) throw problem;
         const record = await store.findIdempotencyRecord(environmentId, idempotencyKey);
-        if (record) return replay(environmentId, record, requestHash);
-        throw problem;
+        if (!record) throw problem;
+        return replay(record, requestHash, await countAttempt(environmentId));
       }
-      const event = await store.insertWithKey(environmentId, idempotencyKey, requestHash, toNewEvent(body, secretKeyId, clock.now()));
-      if (event) return { event, replayed: false };
+      const hit = limiter.prepareHit(environmentId, APPEND_BUCKET, APPEND_LIMIT);
+      const stored = await store.insertCounted(environmentId, hit.statement, idempotencyKey, requestHash, toNewEvent(body, secretKeyId, clock.now()));
+      const attempt = admitted(hit.result(stored.count));
+      if (stored.event) return { event: stored.event, replayed: false, attempt };
       // The key exists: stored earlier, or by a concurrent duplicate whose commit the insert waited for.
       const record = await store.findIdempotencyRecord(environmentId, idempotencyKey);
       if (!record) throw new Error('audit idempotency key conflicted but cannot be read');
-      return replay(environmentId, record, requestHash);
+      return replay(record, requestHash, attempt);
     },
 
     async get(environmentId: string, eventId: string) {

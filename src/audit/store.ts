@@ -1,6 +1,6 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
 import { uuidv7 } from 'uuidv7';
-import { jsonb, type Db } from '../platform/db/database.js';
+import { jsonb, preparedAs, type Db } from '../platform/db/database.js';
 import type { AuditEventRow } from '../platform/db/tables.js';
 import { toPage } from '../platform/http/pagination.js';
 import type { PageQuery } from '../platform/http/common-schemas.js';
@@ -16,7 +16,7 @@ export interface NewAuditEvent {
   producer: JsonObject; metadata: JsonObject; schemaVersion: number; correlationId: string | null;
 }
 
-export interface IdempotencyRecord { requestHash: Buffer; eventId: string }
+export interface IdempotencyRecord { requestHash: Buffer; event: AuditEvent }
 
 /**
  * The columns of a new event, in insert order; `sequence` is the CTE `s` below. The sequence comes from
@@ -29,8 +29,9 @@ function eventValues(environmentId: string, id: string, e: NewAuditEvent) {
     ${e.schemaVersion}::integer, ${e.correlationId}::uuid`;
 }
 
-const EVENT_COLUMNS = sql.raw(`environment_id, id, sequence, action, result, occurred_at, recorded_at, actor_type, actor_id,
-  actor_impersonator_id, targets, ip_address, user_agent, producer, metadata, schema_version, correlation_id`);
+const COLUMN_NAMES = ['environment_id', 'id', 'sequence', 'action', 'result', 'occurred_at', 'recorded_at', 'actor_type', 'actor_id',
+  'actor_impersonator_id', 'targets', 'ip_address', 'user_agent', 'producer', 'metadata', 'schema_version', 'correlation_id'];
+const EVENT_COLUMNS = sql.raw(COLUMN_NAMES.join(', '));
 
 /** Takes the environment's next sequence number (creating its counter at 1) and locks the counter row. */
 const nextSequence = (environmentId: string) => sql`
@@ -41,26 +42,41 @@ const nextSequence = (environmentId: string) => sql`
 export function createAuditStore(db: Db) {
   return {
     /**
-     * Inserts the idempotency key, takes the next sequence and inserts the event in ONE statement, so
-     * the three commit together (or not at all) with no round trip in between while the counter row is
-     * locked. A key that already exists (or is being inserted by a concurrent append, which this waits
-     * for) inserts nothing: the result is undefined and the caller reads the existing record.
+     * Counts the attempt, inserts the idempotency key, takes the next sequence and inserts the event, in
+     * ONE statement: the four commit together (or not at all) in one round trip, with nothing in between
+     * while the counter rows are locked. Each step runs only when the one before it produced a row:
+     * a full rate-limit window stores nothing (`count` undefined), and a key that already exists (or is
+     * being inserted by a concurrent append, which this waits for) stores no event (`event` undefined;
+     * the caller reads the existing record).
      */
-    insertWithKey: (environmentId: string, key: string, requestHash: Buffer, event: NewAuditEvent) => {
+    insertCounted: async (environmentId: string, hit: RawBuilder<{ count: number }>, key: string, requestHash: Buffer, event: NewAuditEvent) => {
       const id = uuidv7();
-      return sql<Selectable<AuditEventRow>>`
-        with k as (
+      const { rows } = await sql<{ attempt_count: number; sequence: number | null; metadata: JsonObject | null }>`${preparedAs('audit_append')}
+        with rl as (${hit}), k as (
           insert into audit_idempotency_keys (environment_id, idempotency_key, request_hash, event_id, created_at)
-          values (${environmentId}::uuid, ${key}, ${requestHash}, ${id}::uuid, ${event.recordedAt}::timestamptz)
+          select ${environmentId}::uuid, ${key}, ${requestHash}, ${id}::uuid, ${event.recordedAt}::timestamptz from rl
           on conflict (environment_id, idempotency_key) do nothing
           returning environment_id
         ), s as (
           insert into audit_sequences (environment_id, last_sequence) select environment_id, 1 from k
           on conflict (environment_id) do update set last_sequence = audit_sequences.last_sequence + 1
           returning last_sequence
+        ), e as (
+          insert into audit_events (${EVENT_COLUMNS}) select ${eventValues(environmentId, id, event)} from s
+          returning sequence, metadata
         )
-        insert into audit_events (${EVENT_COLUMNS}) select ${eventValues(environmentId, id, event)} from s
-        returning *`.execute(db).then((r) => r.rows[0] && toAuditEvent(r.rows[0]));
+        select rl.count as attempt_count, e.sequence, e.metadata from rl left join e on true`.execute(db);
+      const row = rows[0];
+      // The event is what was inserted; only the number and the metadata come back (metadata as jsonb
+      // orders its keys, so this answer and every later read or replay of it are the same bytes).
+      const stored = row?.sequence == null ? undefined : toAuditEvent({
+        environment_id: environmentId, id, sequence: row.sequence, action: event.action, result: event.result,
+        occurred_at: event.occurredAt, recorded_at: event.recordedAt, actor_type: event.actor.type, actor_id: event.actor.id,
+        actor_impersonator_id: event.actor.impersonatorId, targets: event.targets, ip_address: event.context.ipAddress,
+        user_agent: event.context.userAgent, producer: event.producer, metadata: row.metadata ?? {}, schema_version: event.schemaVersion,
+        correlation_id: event.correlationId,
+      });
+      return { count: row?.attempt_count, event: stored };
     },
     /** An event without an idempotency key (the service's own trail), inside the caller's transaction. */
     insert: (environmentId: string, event: NewAuditEvent) =>
@@ -68,10 +84,14 @@ export function createAuditStore(db: Db) {
         with s as (${nextSequence(environmentId)})
         insert into audit_events (${EVENT_COLUMNS}) select ${eventValues(environmentId, uuidv7(), event)} from s
         returning *`.execute(db).then((r) => toAuditEvent(r.rows[0])),
+    /** What a key stored: the request's hash and the event it appended, in one read. */
     findIdempotencyRecord: (environmentId: string, key: string) =>
-      db.selectFrom('audit_idempotency_keys').select(['request_hash', 'event_id'])
-        .where('environment_id', '=', environmentId).where('idempotency_key', '=', key)
-        .executeTakeFirst().then((row): IdempotencyRecord | undefined => row && { requestHash: Buffer.from(row.request_hash), eventId: row.event_id }),
+      db.selectFrom('audit_idempotency_keys as k')
+        .innerJoin('audit_events as e', (join) => join.onRef('e.environment_id', '=', 'k.environment_id').onRef('e.id', '=', 'k.event_id'))
+        .selectAll('e').select('k.request_hash')
+        .where('k.environment_id', '=', environmentId).where('k.idempotency_key', '=', key)
+        .executeTakeFirst()
+        .then((row): IdempotencyRecord | undefined => row && { requestHash: Buffer.from(row.request_hash), event: toAuditEvent(row) }),
     find: (environmentId: string, eventId: string) =>
       db.selectFrom('audit_events').selectAll().where('environment_id', '=', environmentId).where('id', '=', eventId)
         .executeTakeFirst().then((row) => row && toAuditEvent(row)),

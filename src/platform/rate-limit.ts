@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Clock } from './clock.js';
 import type { Db } from './db/database.js';
 
@@ -18,24 +18,42 @@ function windowOf(now: Date, windowSeconds: number) {
   return { start: new Date(start), retryAfterSeconds: Math.max(1, Math.ceil((start + ms - now.getTime()) / 1000)) };
 }
 
+/** A hit not run yet: its statement, and how to read what the statement returned. */
+export interface PreparedHit {
+  /** Returns one row `{count}` when the hit counted, none when the window is full. */
+  statement: RawBuilder<{ count: number }>;
+  result(count: number | undefined): RateLimitResult;
+}
+
 /**
  * Fixed-window counters in PostgreSQL, exact across processes: a hit is one atomic upsert that only
  * increments while the count is below the limit, so N concurrent hits never admit more than `max`.
  */
 export function createRateLimiter(db: Db, clock: Clock) {
-  return {
-    async hit(environmentId: string, bucket: string, limit: Limit): Promise<RateLimitResult> {
-      const { start, retryAfterSeconds } = windowOf(clock.now(), limit.windowSeconds);
-      // The insert below admits a window's first hit unconditionally, so a zero limit is answered here.
-      if (limit.max <= 0) return { allowed: false, count: 0, retryAfterSeconds, windowStart: start };
-      const row = await sql<{ count: number }>`
+  /**
+   * The hit as a statement, for a caller that runs it as part of its own statement (a CTE), so the
+   * count and the write it guards take one round trip and commit together.
+   */
+  function prepareHit(environmentId: string, bucket: string, limit: Limit): PreparedHit {
+    const { start, retryAfterSeconds } = windowOf(clock.now(), limit.windowSeconds);
+    // The insert admits a window's first hit unconditionally, so a zero limit never counts anything.
+    const admits = limit.max > 0;
+    return {
+      statement: sql<{ count: number }>`
         insert into rate_limit_windows (environment_id, bucket, window_start, count)
-        values (${environmentId}, ${bucket}, ${start}, 1)
+        select ${environmentId}::uuid, ${bucket}, ${start}::timestamptz, 1 where ${admits}
         on conflict (environment_id, bucket, window_start)
         do update set count = rate_limit_windows.count + 1 where rate_limit_windows.count < ${limit.max}
-        returning count`.execute(db);
-      const counted = row.rows[0]?.count;
-      return { allowed: counted !== undefined, count: counted ?? limit.max, retryAfterSeconds, windowStart: start };
+        returning count`,
+      result: (count) => ({ allowed: count !== undefined, count: count ?? limit.max, retryAfterSeconds, windowStart: start }),
+    };
+  }
+  return {
+    prepareHit,
+    async hit(environmentId: string, bucket: string, limit: Limit): Promise<RateLimitResult> {
+      const prepared = prepareHit(environmentId, bucket, limit);
+      const row = await prepared.statement.execute(db);
+      return prepared.result(row.rows[0]?.count);
     },
     /** Deletes windows that ended long ago; no limit uses a window over a day, so two days is safe. */
     pruneOldWindows: () =>

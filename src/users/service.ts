@@ -2,6 +2,7 @@ import { recordOwnEvent } from '../audit/service.js';
 import type { EnvironmentsService } from '../environments/service.js';
 import type { Caller } from '../platform/caller.js';
 import type { EnvironmentSettings } from '../environments/settings.js';
+import { createCache } from '../platform/cache.js';
 import type { Clock } from '../platform/clock.js';
 import { hashPassword } from '../platform/crypto/passwords.js';
 import type { Db } from '../platform/db/database.js';
@@ -59,6 +60,7 @@ function metadataKeysChanged(before: Bags, after: Bags, patch: Partial<Bags>): R
 export function createUsersService({ db, clock, environments }: UsersDeps) {
   const users = createUsersStore(db);
   const sessions = createSessionsService({ db, clock });
+  const knownUsers = createCache<true>(clock, { ttlMs: 10 * 60_000, maxEntries: 100_000 });
 
   /** The user as it is now; 404 when absent (another environment's user is absent too). */
   async function existing(environmentId: string, userId: string) {
@@ -138,8 +140,22 @@ export function createUsersService({ db, clock, environments }: UsersDeps) {
       return unlessTaken(await users.insert(environmentId, user, now));
     },
     get: existing,
-    /** Which of these user ids (valid uuids) exist in the environment, deleted users included. */
-    existingIds: (environmentId: string, ids: string[]) => users.findExistingIds(environmentId, ids),
+    /**
+     * Which of these user ids (valid uuids) exist in the environment, deleted users included. Users are
+     * only ever soft-deleted, so an id that exists keeps existing: found ids are remembered (for a while,
+     * bounded) and only unknown ones are looked up. A hard delete, if one is ever added, must evict here.
+     */
+    async existingIds(environmentId: string, ids: string[]): Promise<Set<string>> {
+      const known = new Set(ids.filter((id) => knownUsers.get(`${environmentId}:${id}`)));
+      const unknown = ids.filter((id) => !known.has(id));
+      if (unknown.length === 0) return known;
+      const generation = knownUsers.generation();
+      for (const id of await users.findExistingIds(environmentId, unknown)) {
+        known.add(id);
+        knownUsers.set(`${environmentId}:${id}`, true, generation);
+      }
+      return known;
+    },
     /** Users matching every filter; metadata filters get the same 8 KB budget as the bags they search. */
     async list(environmentId: string, filter: UserFilter, page: PageQuery) {
       assertMetadataBudget(filter.publicMetadata, filter.privateMetadata);

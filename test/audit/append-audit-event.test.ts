@@ -44,7 +44,7 @@ describe('POST /api/server/v1/audit-events: the stored event', () => {
     });
     const got = await t.server(env).get(`/audit-events/${event.id}`);
     expect(got.statusCode).toBe(200);
-    expect(got.json()).toEqual(event);
+    expect(got.body).toBe(res.body);
     expect(await storedKeys(t, env)).toEqual([{ idempotency_key: 'first-key', event_id: event.id }]);
   });
 
@@ -188,9 +188,10 @@ describe('POST /api/server/v1/audit-events: referenced users', () => {
     expect(await customerEvents(t, env)).toEqual([]);
   });
 
-  it("treats another environment's user exactly like a missing one", async () => {
+  it("treats another environment's user exactly like a missing one, even once it was named in its own environment", async () => {
     const [mine, theirs] = [await t.given.environment(), await t.given.environment()];
     const foreign = await t.given.user(theirs);
+    expect((await append(t, theirs, eventBody(t, { targets: [{ type: 'user', id: foreign.id }] }))).statusCode).toBe(201);
     const res = await append(t, mine, eventBody(t, { targets: [{ type: 'user', id: foreign.id }] }));
     expect(expectProblem(res, 404, 'resource_not_found').properties.missing).toEqual([{ path: '/body/targets/0/id', type: 'user', id: foreign.id }]);
   });

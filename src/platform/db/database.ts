@@ -23,6 +23,26 @@ export type DatabaseOptions =
 const INT8 = 20;
 const NUMERIC = 1700;
 
+const PREPARED_MARK = /^\/\* prepared:([a-z_]+) \*\//;
+
+/**
+ * A statement whose text starts with `preparedAs(name)` is parsed and planned once per connection and
+ * executed by name after that (a PostgreSQL prepared statement): for hot statements whose planning
+ * costs more than running them, such as the audit append's four-step CTE. Its text must never vary.
+ */
+export const preparedAs = (name: string) => {
+  if (!/^[a-z_]+$/.test(name)) throw new Error(`prepared statement name "${name}" must be lower-case letters and _`);
+  return sql.raw(`/* prepared:${name} */ `);
+};
+
+function prepareMarkedStatements(client: pg.PoolClient) {
+  const query = client.query.bind(client) as (config: unknown, values?: unknown) => Promise<unknown>;
+  client.query = ((text: unknown, values?: unknown) => {
+    const name = typeof text === 'string' ? PREPARED_MARK.exec(text)?.[1] : undefined;
+    return name ? query({ name, text, values }) : query(text, values);
+  }) as typeof client.query;
+}
+
 /** Opens real PostgreSQL when a URL is given, else embedded PGlite (on disk, or in memory). */
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   if ('url' in options) {
@@ -38,7 +58,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     // A connection that drops while checked out (say between two statements of a transaction) also
     // reports an 'error' event on its client. The statement fails on its own and the pool discards the
     // client on release, but with no listener that report is an uncaught exception ending the process.
-    pool.on('connect', (client) => { client.on('error', () => {}); });
+    pool.on('connect', (client) => {
+      client.on('error', () => {});
+      prepareMarkedStatements(client);
+    });
     const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
     const notifications = postgresNotifications(options.url);
     return { db, kind: 'postgres', notifications, close: async () => { await notifications.close(); await db.destroy(); } };

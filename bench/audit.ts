@@ -1,0 +1,233 @@
+/**
+ * `npm run bench -- audit`: the audit-event append (unique keys across 50 environments, so the
+ * per-environment limit of 600 a minute does not bind), idempotent replays, and following the log
+ * through the feed, over real PostgreSQL. See bench/README.md for the method.
+ */
+import { randomBytes } from 'node:crypto';
+import { cpus, totalmem } from 'node:os';
+import pg from 'pg';
+import { cpuProbe } from './lib/cpu.js';
+import { recreateDatabase, redact } from './lib/db.js';
+import { http, type HttpResponse } from './lib/http.js';
+import { runLoad, type LoadOptions, type LoadResult } from './lib/load.js';
+import { markdownTable, writeResults, type Row } from './lib/report.js';
+import { startServer, type RunningServer } from './lib/server.js';
+
+export const description = 'Audit events: appends with unique keys across 50 environments, idempotent replays, polling the feed';
+
+const AIM = { appendsPerSecond: 2000, p99Ms: 25 };
+
+function envNumber(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 1) throw new Error(`${name} must be a number of at least 1 (got "${raw}")`);
+  return n;
+}
+
+function readConfig() {
+  return {
+    databaseUrl: process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/gatehouse_bench_audit',
+    durationSeconds: envNumber('BENCH_DURATION', 10),
+    warmupSeconds: Number(process.env.BENCH_WARMUP ?? 2),
+    connections: envNumber('BENCH_CONNECTIONS', 32),
+    environments: envNumber('BENCH_AUDIT_ENVIRONMENTS', 50),
+    replayKeys: envNumber('BENCH_AUDIT_REPLAY_KEYS', 20),
+  };
+}
+
+interface Env { id: string; secretKey: string; userId: string }
+
+function expectStatus<T = Record<string, unknown>>(what: string, res: HttpResponse, status: number): T {
+  if (res.status !== status) throw new Error(`Probe "${what}" answered ${res.status}, expected ${status}: ${res.text}`);
+  return res.json<T>();
+}
+
+/** Runs `count` tasks with at most `concurrency` in flight. */
+async function pooled<T>(count: number, concurrency: number, task: (i: number) => Promise<T>): Promise<T[]> {
+  const results = new Array<T>(count);
+  let next = 0;
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (next < count) {
+      const i = next++;
+      results[i] = await task(i);
+    }
+  }));
+  return results;
+}
+
+/** Sleeps until just after the next UTC minute starts, so a load gets fresh rate-limit windows. */
+const nextMinute = () => new Promise((resolve) => setTimeout(resolve, 60_000 - (Date.now() % 60_000) + 100));
+
+const eventJson = (actor: Record<string, unknown>, n: number) => JSON.stringify({
+  action: 'document.shared', result: 'success', schemaVersion: 1, occurredAt: new Date().toISOString(),
+  actor, targets: [{ type: 'document', id: `doc_${n % 1000}` }, { type: 'folder', id: 'f_1' }],
+  context: { ipAddress: '203.0.113.7', userAgent: 'bench/1.0' }, metadata: { permission: 'view', n },
+});
+
+type Measured = LoadResult & { serverCpuMsPerRequest: number | null; postgresCpuMsPerRequest: number | null; eventsPerRequest: number };
+
+export async function run(): Promise<void> {
+  const config = readConfig();
+  const started = new Date();
+  console.log(`audit bench: ${config.environments} environments, ${config.durationSeconds}s per load (+${config.warmupSeconds}s warm-up), `
+    + `${config.connections} connections, database ${redact(config.databaseUrl)}`);
+  console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}`);
+
+  const servers: RunningServer[] = [];
+  try {
+    await recreateDatabase(config.databaseUrl);
+    const adminToken = randomBytes(24).toString('hex');
+    const gatehouse = await startServer({
+      name: 'gatehouse', script: 'src/main.ts',
+      env: { DATABASE_URL: config.databaseUrl, GATEHOUSE_ADMIN_TOKEN: adminToken, LOG_LEVEL: 'warn' },
+    });
+    servers.push(gatehouse);
+    console.log(`gatehouse ready on ${gatehouse.url}`);
+
+    // 1. Environments, each with one user for the user-actor load.
+    const envs = await pooled(config.environments, 8, async (i): Promise<Env> => {
+      const created = expectStatus<{ id: string; secretKey: string }>('create environment', await http(`${gatehouse.url}/api/admin/v1/environments`, {
+        method: 'POST', headers: { authorization: `Bearer ${adminToken}` }, body: { name: `audit-bench-${i}` },
+      }), 201);
+      const user = expectStatus<{ id: string }>('create user', await http(`${gatehouse.url}/api/server/v1/users`, {
+        method: 'POST', headers: { authorization: `Bearer ${created.secretKey}` }, body: { email: `bench-${i}@bench.example.com` },
+      }), 201);
+      return { ...created, userId: user.id };
+    });
+    console.log(`${envs.length} environments`);
+
+    const runTag = Date.now().toString(36);
+    let appended = 0;
+    const appendRequest = (env: Env, key: string, body: string) => ({
+      path: '/api/server/v1/audit-events', body, headers: { authorization: `Bearer ${env.secretKey}`, 'idempotency-key': key },
+    });
+    const post = (env: Env, key: string, body: string) =>
+      http(`${gatehouse.url}/api/server/v1/audit-events`, { method: 'POST', headers: appendRequest(env, key, body).headers, body: JSON.parse(body) });
+
+    // 2. Events to replay, stored once per (environment, key); each also proves the append works.
+    console.log(`storing ${config.environments * config.replayKeys} events to replay`);
+    const replays = await pooled(envs.length * config.replayKeys, 16, async (i) => {
+      const env = envs[i % envs.length];
+      const key = `${runTag}-replay-${i}`;
+      const body = eventJson({ type: 'user', id: env.userId }, i);
+      expectStatus('append', await post(env, key, body), 201);
+      return { env, key, body };
+    });
+    const replayProbe = await post(replays[0].env, replays[0].key, replays[0].body);
+    expectStatus('replay', replayProbe, 201);
+
+    const common = { connections: config.connections, durationSeconds: config.durationSeconds, warmupSeconds: config.warmupSeconds };
+    const loads: Measured[] = [];
+    const measure = async (options: Omit<LoadOptions, keyof typeof common | 'url' | 'beforeMeasure'>, eventsPerRequest: number, freshMinute: boolean) => {
+      process.stdout.write(`measuring ${options.name} ... `);
+      const cpu = cpuProbe(gatehouse.child.pid, config.databaseUrl);
+      const load = await runLoad({
+        ...common, ...options, url: gatehouse.url,
+        beforeMeasure: async () => { if (freshMinute) await nextMinute(); await cpu.start(); },
+      });
+      const used = await cpu.stop();
+      const perRequest = (ms: number | null) => (ms === null || load.totalRequests === 0 ? null : ms / load.totalRequests);
+      const result: Measured = { ...load, eventsPerRequest, serverCpuMsPerRequest: perRequest(used.serverMs), postgresCpuMsPerRequest: perRequest(used.postgresMs) };
+      process.stdout.write(`${Math.round(result.requestsPerSecond)} req/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, non-2xx ${result.non2xx}, `
+        + `CPU/req ${fmtCpu(result.serverCpuMsPerRequest)} ms server + ${fmtCpu(result.postgresCpuMsPerRequest)} ms PostgreSQL\n`);
+      loads.push(result);
+      return result;
+    };
+
+    // 3. Loads. Appends and replays count against the limit, so each measures in a fresh UTC minute:
+    //    50 environments × 600 = 30,000 attempts a minute, 3,000/s over a 10 s load.
+    let turn = 0;
+    const nextEnv = () => envs[turn++ % envs.length];
+    await measure({
+      name: 'append, unique keys (service actor)', method: 'POST',
+      next: () => { const env = nextEnv(); const n = ++appended; return appendRequest(env, `${runTag}-a-${n}`, eventJson({ type: 'service', id: null }, n)); },
+    }, 1, true);
+    await measure({
+      name: 'append, unique keys (user actor: existence check)', method: 'POST',
+      next: () => { const env = nextEnv(); const n = ++appended; return appendRequest(env, `${runTag}-u-${n}`, eventJson({ type: 'user', id: env.userId }, n)); },
+    }, 1, true);
+    let replayTurn = 0;
+    await measure({
+      name: 'replay (same key and body)', method: 'POST',
+      next: () => { const r = replays[replayTurn++ % replays.length]; return appendRequest(r.env, r.key, r.body); },
+    }, 0, true);
+
+    // Polling: pages of 100 at random positions of each environment's log.
+    const lastSequence = await sequencesByEnvironment(config.databaseUrl);
+    const POLL_PAGE = 100;
+    await measure({
+      name: `poll feed (${POLL_PAGE} events per page)`, method: 'GET',
+      next: () => {
+        const env = nextEnv();
+        const after = Math.floor(Math.random() * Math.max(1, (lastSequence.get(env.id) ?? 0) - POLL_PAGE));
+        return { path: `/api/server/v1/audit-events/feed?afterSequence=${after}&limit=${POLL_PAGE}`, headers: { authorization: `Bearer ${env.secretKey}` } };
+      },
+    }, POLL_PAGE, false);
+
+    // 4. Report.
+    const rows: Row[] = loads.map((l) => ({
+      name: l.name, rate: l.requestsPerSecond, p50Ms: l.p50Ms, p99Ms: l.p99Ms, non2xx: l.non2xx + l.errors + l.timeouts,
+      serverCpuMs: l.serverCpuMsPerRequest, postgresCpuMs: l.postgresCpuMsPerRequest,
+    }));
+    const pgVersion = await serverVersion(config.databaseUrl);
+    const events = await countEvents(config.databaseUrl);
+    const file = await writeResults('audit', {
+      bench: 'audit', startedAt: started.toISOString(), finishedAt: new Date().toISOString(),
+      config: { ...config, databaseUrl: redact(config.databaseUrl) },
+      machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryGiB: totalmem() / 2 ** 30, node: process.version, postgres: pgVersion },
+      loads, storedEvents: events,
+    });
+
+    console.log('');
+    console.log(`## audit bench, ${started.toISOString().slice(0, 16).replace('T', ' ')} UTC`);
+    console.log('');
+    console.log(`${config.environments} environments; ${config.durationSeconds} s per load after ${config.warmupSeconds} s warm-up; `
+      + `${config.connections} connections; ${cpus().length} cores; Node ${process.version}; ${pgVersion}; ${events.toLocaleString('en-US')} events stored at the end.`);
+    console.log('');
+    console.log(markdownTable(rows));
+    console.log('');
+    console.log('| Load | Events/s | p99 ms | Aim | |');
+    console.log('|---|---:|---:|---|---|');
+    for (const l of loads) {
+      const isAppend = l.name.startsWith('append');
+      const met = l.requestsPerSecond >= AIM.appendsPerSecond && l.p99Ms < AIM.p99Ms;
+      console.log(`| ${l.name} | ${Math.round(l.requestsPerSecond * l.eventsPerRequest).toLocaleString('en-US')} | ${l.p99Ms} | `
+        + `${isAppend ? `≥ ${AIM.appendsPerSecond}/s, p99 < ${AIM.p99Ms} ms | ${met ? 'met' : '**below aim**'}` : '– | '} |`);
+    }
+    for (const l of loads.filter((x) => x.non2xx + x.errors + x.timeouts > 0)) {
+      console.log(`\nnote: ${l.name}: statuses ${JSON.stringify(l.statuses)}, socket errors ${l.errors}, timeouts ${l.timeouts}`);
+    }
+    console.log(`\nJSON: ${file}`);
+  } catch (err) {
+    for (const s of servers) console.error(`--- last output of ${s.name} ---\n${s.output()}`);
+    throw err;
+  } finally {
+    for (const s of servers.reverse()) await s.stop();
+  }
+}
+
+const fmtCpu = (ms: number | null) => (ms === null ? '?' : ms.toFixed(2));
+
+async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+const sequencesByEnvironment = (url: string) => withClient(url, async (c) => {
+  const { rows } = await c.query<{ environment_id: string; last_sequence: string }>('select environment_id, last_sequence from audit_sequences');
+  return new Map(rows.map((r) => [r.environment_id, Number(r.last_sequence)]));
+});
+
+const countEvents = (url: string) => withClient(url, async (c) =>
+  Number((await c.query<{ n: string }>('select count(*) as n from audit_events')).rows[0].n));
+
+const serverVersion = (url: string) => withClient(url, async (c) => {
+  const { rows } = await c.query<{ v: string }>("select current_setting('server_version') as v");
+  return `PostgreSQL ${rows[0].v.split(' ')[0]}`;
+});
