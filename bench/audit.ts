@@ -4,13 +4,13 @@
  * through the feed, over real PostgreSQL. See bench/README.md for the method.
  */
 import { randomBytes } from 'node:crypto';
-import { cpus, totalmem } from 'node:os';
+import { cpus } from 'node:os';
 import pg from 'pg';
 import { cpuProbe } from './lib/cpu.js';
 import { recreateDatabase, redact } from './lib/db.js';
 import { http, type HttpResponse } from './lib/http.js';
 import { runLoad, type LoadOptions, type LoadResult } from './lib/load.js';
-import { markdownTable, writeResults, type Row } from './lib/report.js';
+import { machineInfo, machineLine, markdownTable, writeResults, type Row } from './lib/report.js';
 import { startServer, type RunningServer } from './lib/server.js';
 
 export const description = 'Audit events: appends with unique keys across 50 environments, idempotent replays, polling the feed';
@@ -72,7 +72,7 @@ export async function run(): Promise<void> {
   const started = new Date();
   console.log(`audit bench: ${config.environments} environments, ${config.durationSeconds}s per load (+${config.warmupSeconds}s warm-up), `
     + `${config.connections} connections, database ${redact(config.databaseUrl)}`);
-  console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}`);
+  console.log(machineLine());
 
   const servers: RunningServer[] = [];
   try {
@@ -175,7 +175,7 @@ export async function run(): Promise<void> {
     const file = await writeResults('audit', {
       bench: 'audit', startedAt: started.toISOString(), finishedAt: new Date().toISOString(),
       config: { ...config, databaseUrl: redact(config.databaseUrl) },
-      machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryGiB: totalmem() / 2 ** 30, node: process.version, postgres: pgVersion },
+      machine: { ...machineInfo(), postgres: pgVersion },
       loads, storedEvents: events,
     });
 

@@ -6,7 +6,7 @@
  * EXPLAIN (ANALYZE, BUFFERS). See bench/README.md for the method.
  */
 import { randomBytes } from 'node:crypto';
-import { cpus, loadavg, totalmem } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, type CompiledQuery } from 'kysely';
 import pg from 'pg';
 import type { InvitationFilter } from '../src/invitations/schemas.js';
@@ -16,7 +16,7 @@ import { cpuProbe } from './lib/cpu.js';
 import { recreateDatabase, redact } from './lib/db.js';
 import { http, type HttpResponse } from './lib/http.js';
 import type { LoadOptions } from './lib/load.js';
-import { writeResults } from './lib/report.js';
+import { machineInfo, machineLine, writeResults } from './lib/report.js';
 import { COMPANIES, PLANS, TEAMS, seedInvitations, type SeededInvitations } from './lib/seed-invitations.js';
 import { startServer, type RunningServer } from './lib/server.js';
 import { percentile, runTimedLoad, type TimedLoadResult } from './lib/timed-load.js';
@@ -56,7 +56,6 @@ function readConfig() {
   if (config.noise > 0 && config.noiseEnvironments < 1) throw new Error('BENCH_NOISE_ENVIRONMENTS must be at least 1 when there is noise');
   return config;
 }
-type Config = ReturnType<typeof readConfig>;
 
 type Group = 'containment' | 'substring' | 'status' | 'page 1' | 'deep page';
 
@@ -198,7 +197,7 @@ export async function run(): Promise<void> {
   console.log(`invitations bench: ${fmtInt(config.invitations)} invitations + ${fmtInt(config.noise)} noise over ${config.noiseEnvironments} environments, `
     + `${config.durationSeconds}s per load (+${config.warmupSeconds}s warm-up), latency on 1 connection, throughput on ${config.connections || 'no'} connections, `
     + `database ${redact(config.databaseUrl)}`);
-  console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}, `
+  console.log(`${machineLine()}, `
     + `load average ${loadAtStart.map((l) => l.toFixed(2)).join(' ')}`);
 
   const adminToken = randomBytes(24).toString('hex');
@@ -454,7 +453,7 @@ export async function run(): Promise<void> {
     const file = await writeResults('invitations', {
       bench: 'invitations', startedAt: started.toISOString(), finishedAt: new Date().toISOString(),
       config: { ...config, databaseUrl: redact(config.databaseUrl) },
-      machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryGiB: totalmem() / 2 ** 30, node: process.version, postgres: `PostgreSQL ${pgVersion}`, loadAtStart, loadAtEnd },
+      machine: { ...machineInfo(), postgres: `PostgreSQL ${pgVersion}`, loadAtStart, loadAtEnd },
       seeding: { ...seeded, target: facts },
       walk,
       scenarios: scenarios.map((s) => ({

@@ -4,14 +4,14 @@
  * See bench/README.md for the method.
  */
 import { randomBytes } from 'node:crypto';
-import { cpus, totalmem } from 'node:os';
+import { cpus } from 'node:os';
 import pg from 'pg';
 import { cpuProbe } from './lib/cpu.js';
 import { recreateDatabase, redact } from './lib/db.js';
 import { measureHashRate, type HashRateResult } from './lib/hashrate.js';
 import { http, type HttpResponse } from './lib/http.js';
 import { runLoad, type LoadOptions, type LoadResult } from './lib/load.js';
-import { markdownRatios, markdownTable, writeResults, type Ratio, type Row } from './lib/report.js';
+import { machineInfo, machineLine, markdownRatios, markdownTable, writeResults, type Ratio, type Row } from './lib/report.js';
 import { seedUsers } from './lib/seed.js';
 import { startServer, type RunningServer } from './lib/server.js';
 
@@ -72,7 +72,7 @@ export async function run(): Promise<void> {
   const started = new Date();
   console.log(`users bench: ${config.users.toLocaleString('en-US')} users, ${config.durationSeconds}s per load (+${config.warmupSeconds}s warm-up), `
     + `${config.connections} connections, database ${redact(config.databaseUrl)}`);
-  console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}`);
+  console.log(machineLine());
 
   const servers: RunningServer[] = [];
   try {
@@ -211,7 +211,7 @@ export async function run(): Promise<void> {
     const file = await writeResults('users', {
       bench: 'users', startedAt: started.toISOString(), finishedAt: new Date().toISOString(),
       config: { ...config, databaseUrl: redact(config.databaseUrl) },
-      machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryGiB: totalmem() / 2 ** 30, node: process.version, postgres: pgVersion },
+      machine: { ...machineInfo(), postgres: pgVersion },
       seeding: { users: ids.length, seconds: seeded.seconds },
       loads, hash, ratios,
     });

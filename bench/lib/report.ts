@@ -1,3 +1,4 @@
+import { cpus, totalmem } from 'node:os';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +27,13 @@ export interface Ratio {
 const fmtRate = (n: number) => Math.round(n).toLocaleString('en-US');
 const fmtMs = (n: number) => (n >= 100 ? n.toFixed(0) : n.toFixed(1));
 const fmtCpu = (n: number | null) => (n === null ? '–' : n >= 10 ? n.toFixed(1) : n.toFixed(2));
+
+/** The machine, for the JSON results. */
+export const machineInfo = () => ({ cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryGiB: totalmem() / 2 ** 30, node: process.version });
+
+/** One line naming the machine, printed at the start of every bench. */
+export const machineLine = () =>
+  `machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}`;
 
 export function markdownTable(rows: Row[]): string {
   const lines = [
