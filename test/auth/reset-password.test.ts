@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
 import { PASSWORD, sessionIsActive } from '../helpers/given.js';
 import { expectProblem } from '../helpers/problem.js';
+import { signIn } from '../helpers/flows.js';
 
 const CODE_LIFETIME_MS = 10 * 60_000;
 const NEW_PASSWORD = 'a brand new passphrase';
@@ -28,8 +29,6 @@ describe('password reset', () => {
     t.client(env).post('/auth/forgot-password', { email }, ip ? { remoteAddress: ip } : {});
   const reset = (env: TestEnv, body: Record<string, unknown>, opts: { native?: boolean; ip?: string } = {}) =>
     t.client(env).post(`/auth/reset-password${opts.native ? '?_is_native=true' : ''}`, body, opts.ip ? { remoteAddress: opts.ip } : {});
-  const signIn = (env: TestEnv, email: string, password: string) =>
-    t.client(env).post('/auth/sign-in?_is_native=true', { email, password });
 
   /** The code of the newest reset mail to this address. */
   async function latestResetCode(env: TestEnv, email: string): Promise<string> {
@@ -171,8 +170,8 @@ describe('password reset', () => {
       const res = await reset(env, { email: 'ada@example.com', code, newPassword: NEW_PASSWORD });
 
       expect(res.statusCode, res.body).toBe(200);
-      expectProblem(await signIn(env, 'ada@example.com', user.password), 401, 'invalid_credentials');
-      const signedIn = await signIn(env, 'ada@example.com', NEW_PASSWORD);
+      expectProblem(await signIn(t, env, 'ada@example.com', user.password), 401, 'invalid_credentials');
+      const signedIn = await signIn(t, env, 'ada@example.com', NEW_PASSWORD);
       expect(signedIn.statusCode).toBe(200);
       expect(signedIn.json().user.id).toBe(user.id);
       expect(await codeRow(env, user.id)).toMatchObject({ used_at: t.clock.now(), attempts: 0 });
@@ -269,7 +268,7 @@ describe('password reset', () => {
 
       expectProblem(again, 400, 'invalid_code');
       expect(again.headers['set-cookie']).toBeUndefined();
-      expect((await signIn(env, 'ada@example.com', NEW_PASSWORD)).statusCode).toBe(200);
+      expect((await signIn(t, env, 'ada@example.com', NEW_PASSWORD)).statusCode).toBe(200);
       expect(await t.outbox(env, 'ada@example.com')).toHaveLength(2);
     });
 
@@ -285,8 +284,8 @@ describe('password reset', () => {
       const loser = results.find((r) => r.statusCode === 400)!;
       expect(loser.json().properties.code).toBe('invalid_code');
       const winner = passwords[results.findIndex((r) => r.statusCode === 200)];
-      expect((await signIn(env, 'ada@example.com', winner)).statusCode).toBe(200);
-      expect((await signIn(env, 'ada@example.com', passwords.find((p) => p !== winner)!)).statusCode).toBe(401);
+      expect((await signIn(t, env, 'ada@example.com', winner)).statusCode).toBe(200);
+      expect((await signIn(t, env, 'ada@example.com', passwords.find((p) => p !== winner)!)).statusCode).toBe(401);
       const sessions = await t.db.selectFrom('sessions').select('id').where('environment_id', '=', env.id).where('user_id', '=', user.id).execute();
       expect(sessions).toHaveLength(2); // the winner's reset and the sign-in just above
       expect((await t.outbox(env, 'ada@example.com')).filter((m) => m.subject === 'Your password was changed')).toHaveLength(1);
@@ -320,7 +319,7 @@ describe('password reset', () => {
 
       expectProblem(await reset(env, { email: 'ada@example.com', code, newPassword: NEW_PASSWORD }), 400, 'invalid_code');
 
-      expect((await signIn(env, 'ada@example.com', user.password)).statusCode).toBe(200);
+      expect((await signIn(t, env, 'ada@example.com', user.password)).statusCode).toBe(200);
     });
 
     it('still accepts the right code after four wrong ones', async () => {
@@ -345,7 +344,7 @@ describe('password reset', () => {
       expectProblem(res, 400, 'invalid_code');
       expect(answer(res)).toEqual(wrong);
       expect(await codeRow(env, user.id)).toMatchObject({ attempts: 5, used_at: null });
-      expect((await signIn(env, 'ada@example.com', user.password)).statusCode).toBe(200);
+      expect((await signIn(t, env, 'ada@example.com', user.password)).statusCode).toBe(200);
     });
 
     it('refuses a weak new password with 400 weak_password, without using up the code or counting a try', async () => {
@@ -401,22 +400,22 @@ describe('password reset', () => {
       expectProblem(await reset(env, { email: 'deleted@example.com', code: codes[1], newPassword: NEW_PASSWORD }), 400, 'invalid_code');
 
       expect((await t.server(env).post(`/users/${banned.id}/unban`)).statusCode).toBe(200);
-      expect((await signIn(env, 'banned@example.com', banned.password)).statusCode).toBe(200);
+      expect((await signIn(t, env, 'banned@example.com', banned.password)).statusCode).toBe(200);
       expect(await t.outbox(env, 'banned@example.com')).toHaveLength(1);
     });
 
     it('clears a sign-in lockout: the new password works at once', async () => {
       const env = await t.given.environment({ lockout: { maxFailedAttempts: 3 } });
       const user = await t.given.user(env, { email: 'ada@example.com' });
-      for (let i = 0; i < 3; i++) expectProblem(await signIn(env, 'ada@example.com', 'not the password'), 401, 'invalid_credentials');
-      expectProblem(await signIn(env, 'ada@example.com', user.password), 401, 'invalid_credentials');
+      for (let i = 0; i < 3; i++) expectProblem(await signIn(t, env, 'ada@example.com', 'not the password'), 401, 'invalid_credentials');
+      expectProblem(await signIn(t, env, 'ada@example.com', user.password), 401, 'invalid_credentials');
       const code = await requestCode(env, 'ada@example.com');
 
       expect((await reset(env, { email: 'ada@example.com', code, newPassword: NEW_PASSWORD })).statusCode).toBe(200);
 
       const row = await t.db.selectFrom('users').select(['failed_sign_ins', 'locked_until']).where('id', '=', user.id).executeTakeFirstOrThrow();
       expect(row).toEqual({ failed_sign_ins: 0, locked_until: null });
-      expect((await signIn(env, 'ada@example.com', NEW_PASSWORD)).statusCode).toBe(200);
+      expect((await signIn(t, env, 'ada@example.com', NEW_PASSWORD)).statusCode).toBe(200);
     });
 
     it('completes the registration of a user still pending email verification', async () => {
@@ -433,7 +432,7 @@ describe('password reset', () => {
       const now = t.clock.now().toISOString();
       expect(res.json().user).toMatchObject({ id: userId, registrationState: 'complete', emailVerifiedAt: now });
       expect((await t.server(env).get(`/users/${userId}`)).json()).toMatchObject({ registrationState: 'complete', emailVerifiedAt: now });
-      expect((await signIn(env, 'ada@example.com', NEW_PASSWORD)).statusCode).toBe(200);
+      expect((await signIn(t, env, 'ada@example.com', NEW_PASSWORD)).statusCode).toBe(200);
     });
 
     it('keeps the original emailVerifiedAt of a verified user', async () => {
@@ -451,7 +450,7 @@ describe('password reset', () => {
       expect((await t.server(env).post('/users', { email: 'ada@example.com' })).statusCode).toBe(201);
       const code = await requestCode(env, 'ada@example.com');
       expect((await reset(env, { email: 'ada@example.com', code, newPassword: NEW_PASSWORD })).statusCode).toBe(200);
-      expect((await signIn(env, 'ada@example.com', NEW_PASSWORD)).statusCode).toBe(200);
+      expect((await signIn(t, env, 'ada@example.com', NEW_PASSWORD)).statusCode).toBe(200);
     });
 
     it('does not accept an email verification code as a reset code', async () => {

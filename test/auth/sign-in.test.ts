@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/platform/crypto/tokens.js';
 import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
 import { sessionIsActive, type TestUser } from '../helpers/given.js';
+import { signIn } from '../helpers/flows.js';
 
 const WRONG = 'definitely not the password';
 
@@ -10,14 +11,10 @@ describe('POST /_svc/auth/sign-in', () => {
   beforeAll(async () => { t = await startTestApp(); });
   afterAll(() => t.close());
 
-  const signIn = (env: TestEnv, email: string | null, password: string, opts: { native?: boolean; ip?: string; headers?: Record<string, string> } = {}) =>
-    t.client(env).post(`/auth/sign-in${opts.native ? '?_is_native=true' : ''}`, { email, password }, {
-      ...(opts.ip && { remoteAddress: opts.ip }), ...(opts.headers && { headers: opts.headers }),
-    });
 
   async function failTimes(env: TestEnv, user: TestUser, n: number) {
     for (let i = 0; i < n; i++) {
-      const res = await signIn(env, user.email, WRONG);
+      const res = await signIn(t, env, user.email, WRONG);
       if (res.statusCode !== 401) throw new Error(`expected 401, got ${res.statusCode} ${res.body}`);
     }
   }
@@ -36,7 +33,7 @@ describe('POST /_svc/auth/sign-in', () => {
       const env = await t.given.environment();
       const user = await t.given.user(env, { email: 'ada@example.com', privateMetadata: { secret: 1 } });
 
-      const res = await signIn(env, 'ada@example.com', user.password);
+      const res = await signIn(t, env, 'ada@example.com', user.password);
 
       expect(res.statusCode).toBe(200);
       const cookies = res.cookies.filter((c) => c.name === '__session');
@@ -72,7 +69,7 @@ describe('POST /_svc/auth/sign-in', () => {
       const env = await t.given.environment();
       const user = await t.given.user(env);
 
-      const res = await signIn(env, user.email, user.password, { native: true });
+      const res = await signIn(t, env, user.email, user.password, { native: true });
 
       expect(res.statusCode).toBe(200);
       expect(res.headers['set-cookie']).toBeUndefined();
@@ -88,9 +85,9 @@ describe('POST /_svc/auth/sign-in', () => {
       const env = await t.given.environment();
       const user = await t.given.user(env);
 
-      const first = (await signIn(env, user.email, user.password, { native: true })).json();
-      const second = (await signIn(env, user.email, user.password, { native: true })).json();
-      const third = (await signIn(env, user.email, user.password)).cookies.find((c) => c.name === '__session')!.value;
+      const first = (await signIn(t, env, user.email, user.password, { native: true })).json();
+      const second = (await signIn(t, env, user.email, user.password, { native: true })).json();
+      const third = (await signIn(t, env, user.email, user.password)).cookies.find((c) => c.name === '__session')!.value;
 
       expect(new Set([first.sessionToken, second.sessionToken, third]).size).toBe(3);
       expect(first.session.id).not.toBe(second.session.id);
@@ -114,13 +111,13 @@ describe('POST /_svc/auth/sign-in', () => {
     it('accepts the email in any letter case', async () => {
       const env = await t.given.environment();
       const user = await t.given.user(env, { email: 'ada@example.com' });
-      expect((await signIn(env, 'ADA@Example.com', user.password)).statusCode).toBe(200);
+      expect((await signIn(t, env, 'ADA@Example.com', user.password)).statusCode).toBe(200);
     });
 
     it('stores only a SHA-256 hash of the session token', async () => {
       const env = await t.given.environment();
       const user = await t.given.user(env);
-      const { sessionToken, session } = (await signIn(env, user.email, user.password, { native: true })).json();
+      const { sessionToken, session } = (await signIn(t, env, user.email, user.password, { native: true })).json();
 
       const rows = await t.db.selectFrom('sessions').selectAll().where('environment_id', '=', env.id).execute();
 
@@ -141,8 +138,8 @@ describe('POST /_svc/auth/sign-in', () => {
       const env = await t.given.environment();
       const user = await t.given.user(env, { email: 'ada@example.com' });
 
-      const wrong = answer(await signIn(env, user.email, WRONG));
-      const unknown = answer(await signIn(env, 'nobody@example.com', WRONG));
+      const wrong = answer(await signIn(t, env, user.email, WRONG));
+      const unknown = answer(await signIn(t, env, 'nobody@example.com', WRONG));
 
       expect(wrong.status).toBe(401);
       expect(wrong.body).toEqual({
@@ -157,10 +154,10 @@ describe('POST /_svc/auth/sign-in', () => {
     it('answers 401 invalid_credentials for a deleted user, even with the right password', async () => {
       const env = await t.given.environment();
       const user = await t.given.user(env);
-      const wrong = answer(await signIn(env, user.email, WRONG));
+      const wrong = answer(await signIn(t, env, user.email, WRONG));
       expect((await t.server(env).delete(`/users/${user.id}`)).statusCode).toBe(204);
 
-      const res = await signIn(env, user.email, user.password);
+      const res = await signIn(t, env, user.email, user.password);
 
       expect(answer(res)).toEqual(wrong);
     });
@@ -169,7 +166,7 @@ describe('POST /_svc/auth/sign-in', () => {
       const env = await t.given.environment();
       const res = await t.server(env).post('/users', { email: 'nopass@example.com' });
       expect(res.statusCode).toBe(201);
-      const signInRes = await signIn(env, 'nopass@example.com', WRONG);
+      const signInRes = await signIn(t, env, 'nopass@example.com', WRONG);
       expect(signInRes.statusCode).toBe(401);
       expect(signInRes.json().properties.code).toBe('invalid_credentials');
     });
@@ -177,7 +174,7 @@ describe('POST /_svc/auth/sign-in', () => {
     it("does not let one environment's user sign in on another environment's host", async () => {
       const [mine, theirs] = [await t.given.environment(), await t.given.environment()];
       const user = await t.given.user(theirs);
-      const res = await signIn(mine, user.email, user.password);
+      const res = await signIn(t, mine, user.email, user.password);
       expect(res.statusCode).toBe(401);
       expect(res.json().properties.code).toBe('invalid_credentials');
     });
@@ -196,10 +193,10 @@ describe('POST /_svc/auth/sign-in', () => {
     it('refuses even the right password after 10 consecutive failures, with the wrong-password answer', async () => {
       const env = await t.given.environment();
       const user = await t.given.user(env);
-      const wrong = answer(await signIn(env, user.email, WRONG));
+      const wrong = answer(await signIn(t, env, user.email, WRONG));
       await failTimes(env, user, 9);
 
-      const locked = await signIn(env, user.email, user.password);
+      const locked = await signIn(t, env, user.email, user.password);
 
       expect(answer(locked)).toEqual(wrong);
     });
@@ -208,7 +205,7 @@ describe('POST /_svc/auth/sign-in', () => {
       const env = await t.given.environment();
       const user = await t.given.user(env);
       await failTimes(env, user, 9);
-      expect((await signIn(env, user.email, user.password)).statusCode).toBe(200);
+      expect((await signIn(t, env, user.email, user.password)).statusCode).toBe(200);
     });
 
     it('lets the user in again once the cool-down has passed, and not before', async () => {
@@ -217,10 +214,10 @@ describe('POST /_svc/auth/sign-in', () => {
       await failTimes(env, user, 10);
 
       t.clock.advance(299_000);
-      expect((await signIn(env, user.email, user.password)).statusCode).toBe(401);
+      expect((await signIn(t, env, user.email, user.password)).statusCode).toBe(401);
 
       t.clock.advance(1_000);
-      const res = await signIn(env, user.email, user.password);
+      const res = await signIn(t, env, user.email, user.password);
       expect(res.statusCode).toBe(200);
       expect(res.json().user.id).toBe(user.id);
     });
@@ -229,37 +226,37 @@ describe('POST /_svc/auth/sign-in', () => {
       const env = await t.given.environment();
       const user = await t.given.user(env);
       await failTimes(env, user, 9);
-      expect((await signIn(env, user.email, user.password)).statusCode).toBe(200);
+      expect((await signIn(t, env, user.email, user.password)).statusCode).toBe(200);
       await failTimes(env, user, 9);
-      expect((await signIn(env, user.email, user.password)).statusCode).toBe(200);
+      expect((await signIn(t, env, user.email, user.password)).statusCode).toBe(200);
     });
 
     it('follows the environment setting lockout.maxFailedAttempts', async () => {
       const env = await t.given.environment({ lockout: { maxFailedAttempts: 3 } });
       const [a, b] = [await t.given.user(env), await t.given.user(env)];
       await failTimes(env, a, 2);
-      expect((await signIn(env, a.email, a.password)).statusCode).toBe(200);
+      expect((await signIn(t, env, a.email, a.password)).statusCode).toBe(200);
       await failTimes(env, b, 3);
-      expect((await signIn(env, b.email, b.password)).statusCode).toBe(401);
+      expect((await signIn(t, env, b.email, b.password)).statusCode).toBe(401);
     });
 
     it('lets a right password in after the limit is lowered below an account\'s failure count, once no attempt is in flight', async () => {
       const env = await t.given.environment();
       const user = await t.given.user(env);
-      for (let i = 0; i < 7; i++) expect((await signIn(env, user.email, WRONG)).statusCode).toBe(401);
+      for (let i = 0; i < 7; i++) expect((await signIn(t, env, user.email, WRONG)).statusCode).toBe(401);
       await t.admin.patch(`/environments/${env.id}`, { settings: { lockout: { maxFailedAttempts: 5 } } });
 
-      expect((await signIn(env, user.email, user.password)).statusCode).toBe(401); // seven failures, limit five
+      expect((await signIn(t, env, user.email, user.password)).statusCode).toBe(401); // seven failures, limit five
       t.clock.advance(60_001);
-      expect((await signIn(env, user.email, user.password)).statusCode).toBe(200);
+      expect((await signIn(t, env, user.email, user.password)).statusCode).toBe(200);
     });
 
     it('locks only the attacked account', async () => {
       const env = await t.given.environment();
       const [victim, bystander] = [await t.given.user(env), await t.given.user(env)];
       await failTimes(env, victim, 10);
-      expect((await signIn(env, bystander.email, bystander.password)).statusCode).toBe(200);
-      expect((await signIn(env, victim.email, victim.password)).statusCode).toBe(401);
+      expect((await signIn(t, env, bystander.email, bystander.password)).statusCode).toBe(200);
+      expect((await signIn(t, env, victim.email, victim.password)).statusCode).toBe(401);
     });
 
     it('gives a concurrent burst of guesses no more tries than one-by-one guessing: a right guess after the 10th failure is refused', async () => {
@@ -267,13 +264,13 @@ describe('POST /_svc/auth/sign-in', () => {
       const user = await t.given.user(env);
 
       const burst = await Promise.all([
-        ...Array.from({ length: 30 }, (_, i) => signIn(env, user.email, `${WRONG} ${i}`, { native: true })),
-        signIn(env, user.email, user.password, { native: true }),
+        ...Array.from({ length: 30 }, (_, i) => signIn(t, env, user.email, `${WRONG} ${i}`, { native: true })),
+        signIn(t, env, user.email, user.password, { native: true }),
       ]);
 
       expect(burst.map((r) => r.statusCode)).toEqual(Array(31).fill(401));
       expect(burst.every((r) => r.json().properties.code === 'invalid_credentials')).toBe(true);
-      expect((await signIn(env, user.email, user.password)).statusCode).toBe(401);
+      expect((await signIn(t, env, user.email, user.password)).statusCode).toBe(401);
     });
 
     it('keeps existing sessions working while the account is locked', async () => {
@@ -291,11 +288,11 @@ describe('POST /_svc/auth/sign-in', () => {
     it('answers 429 rate_limited with a numeric Retry-After after too many failures across accounts from one IP', async () => {
       const env = await t.given.environment(ipSettings);
       const [a, b, c] = [await t.given.user(env), await t.given.user(env), await t.given.user(env)];
-      expect((await signIn(env, a.email, WRONG, { ip: '203.0.113.7' })).statusCode).toBe(401);
-      expect((await signIn(env, b.email, WRONG, { ip: '203.0.113.7' })).statusCode).toBe(401);
-      expect((await signIn(env, 'nobody@example.com', WRONG, { ip: '203.0.113.7' })).statusCode).toBe(401);
+      expect((await signIn(t, env, a.email, WRONG, { ip: '203.0.113.7' })).statusCode).toBe(401);
+      expect((await signIn(t, env, b.email, WRONG, { ip: '203.0.113.7' })).statusCode).toBe(401);
+      expect((await signIn(t, env, 'nobody@example.com', WRONG, { ip: '203.0.113.7' })).statusCode).toBe(401);
 
-      const res = await signIn(env, c.email, c.password, { ip: '203.0.113.7' });
+      const res = await signIn(t, env, c.email, c.password, { ip: '203.0.113.7' });
 
       expect(res.statusCode).toBe(429);
       expect(res.headers['content-type']).toContain('application/problem+json');
@@ -312,13 +309,13 @@ describe('POST /_svc/auth/sign-in', () => {
       const user = await t.given.user(env);
 
       const burst = await Promise.all(
-        Array.from({ length: 10 }, (_, i) => signIn(env, `nobody-${i}@example.com`, WRONG, { ip: '203.0.113.7' })),
+        Array.from({ length: 10 }, (_, i) => signIn(t, env, `nobody-${i}@example.com`, WRONG, { ip: '203.0.113.7' })),
       );
 
       const statuses = burst.map((r) => r.statusCode);
       expect(statuses.filter((s) => s === 401)).toHaveLength(ipSettings.lockout.ipMaxFailures);
       expect(statuses.filter((s) => s === 429)).toHaveLength(10 - ipSettings.lockout.ipMaxFailures);
-      const rightGuess = await signIn(env, user.email, user.password, { ip: '203.0.113.7' });
+      const rightGuess = await signIn(t, env, user.email, user.password, { ip: '203.0.113.7' });
       expect(rightGuess.statusCode).toBe(429);
       expect(rightGuess.headers['set-cookie']).toBeUndefined();
     });
@@ -326,23 +323,23 @@ describe('POST /_svc/auth/sign-in', () => {
     it('does not throttle other IPs, and lifts the throttle once Retry-After has passed', async () => {
       const env = await t.given.environment(ipSettings);
       const user = await t.given.user(env);
-      for (let i = 0; i < 3; i++) await signIn(env, `nobody-${i}@example.com`, WRONG, { ip: '203.0.113.7' });
-      const throttled = await signIn(env, user.email, user.password, { ip: '203.0.113.7' });
+      for (let i = 0; i < 3; i++) await signIn(t, env, `nobody-${i}@example.com`, WRONG, { ip: '203.0.113.7' });
+      const throttled = await signIn(t, env, user.email, user.password, { ip: '203.0.113.7' });
       expect(throttled.statusCode).toBe(429);
 
-      expect((await signIn(env, user.email, user.password, { ip: '198.51.100.9' })).statusCode).toBe(200);
+      expect((await signIn(t, env, user.email, user.password, { ip: '198.51.100.9' })).statusCode).toBe(200);
 
       t.clock.advance(Number(throttled.headers['retry-after']) * 1000);
-      expect((await signIn(env, user.email, user.password, { ip: '203.0.113.7' })).statusCode).toBe(200);
+      expect((await signIn(t, env, user.email, user.password, { ip: '203.0.113.7' })).statusCode).toBe(200);
     });
 
     it('does not count successful sign-ins', async () => {
       const env = await t.given.environment(ipSettings);
       const user = await t.given.user(env);
-      for (let i = 0; i < 5; i++) expect((await signIn(env, user.email, user.password, { ip: '203.0.113.7' })).statusCode).toBe(200);
-      await signIn(env, 'nobody@example.com', WRONG, { ip: '203.0.113.7' });
-      await signIn(env, 'nobody@example.com', WRONG, { ip: '203.0.113.7' });
-      expect((await signIn(env, user.email, user.password, { ip: '203.0.113.7' })).statusCode).toBe(200);
+      for (let i = 0; i < 5; i++) expect((await signIn(t, env, user.email, user.password, { ip: '203.0.113.7' })).statusCode).toBe(200);
+      await signIn(t, env, 'nobody@example.com', WRONG, { ip: '203.0.113.7' });
+      await signIn(t, env, 'nobody@example.com', WRONG, { ip: '203.0.113.7' });
+      expect((await signIn(t, env, user.email, user.password, { ip: '203.0.113.7' })).statusCode).toBe(200);
     });
   });
 });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/platform/crypto/tokens.js';
 import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
 import { countInvitations, DAY_MS, expectProblem, invitationLink, invite, invitingEnvironment, MISSING_ID, objectOfSize, randomEmail, SIGN_UP_URL, storedInvitation, SUMMARY_KEYS } from './support.js';
+import { PASSWORD } from '../helpers/given.js';
 
 describe('POST /api/server/v1/invitations and GET /api/server/v1/invitations/{id}', () => {
   let t: TestApp;
@@ -133,7 +134,7 @@ describe('POST /api/server/v1/invitations and GET /api/server/v1/invitations/{id
       expect(second.invitation.id).not.toBe(first.invitation.id);
       expect((await t.server(env).get(`/invitations/${first.invitation.id}`)).json()).toMatchObject({ status: 'REVOKED', revokedAt: t.clock.now().toISOString() });
       expect((await t.server(env).get(`/invitations/${second.invitation.id}`)).json()).toMatchObject({ status: 'PENDING', publicMetadata: { round: 2 } });
-      expectProblem(await t.client(env).post('/auth/invitation/password-signup', { token: first.token, password: 'a fine long password', legalConsentAccepted: true }), 410, 'invitation_revoked');
+      expectProblem(await t.client(env).post('/auth/invitation/password-signup', { token: first.token, password: PASSWORD, legalConsentAccepted: true }), 410, 'invitation_revoked');
     });
 
     it('leaves an expired pending invitation EXPIRED rather than REVOKED', async () => {

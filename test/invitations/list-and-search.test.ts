@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
 import { DAY_MS, expectProblem, invite, invitingEnvironment, objectOfSize, SUMMARY_KEYS } from './support.js';
+import { PASSWORD } from '../helpers/given.js';
 
 interface Summary { id: string; email: string; status: string }
 interface Page { items: Summary[]; nextCursor: string | null; hasMore: boolean }
@@ -31,7 +32,7 @@ describe('GET /api/server/v1/invitations and POST /api/server/v1/invitations/sea
         const { invitation, token } = await invite(t, env, { email: `${name}@example.com`, expiresInDays: name === 'expiring' ? 1 : 30 });
         ids[name] = invitation.id;
         if (name === 'accepted') {
-          const res = await t.client(env).post('/auth/invitation/password-signup', { token, password: 'a fine long password', legalConsentAccepted: true });
+          const res = await t.client(env).post('/auth/invitation/password-signup', { token, password: PASSWORD, legalConsentAccepted: true });
           expect(res.statusCode, res.body).toBe(201);
         }
         if (name === 'revoked') expect((await t.server(env).post(`/invitations/${invitation.id}/revoke`)).statusCode).toBe(200);

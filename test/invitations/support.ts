@@ -5,7 +5,7 @@ import type { TestApp, TestEnv } from '../helpers/app.js';
 export { expectProblem } from '../helpers/problem.js';
 export { MISSING_ID, objectOfSize } from '../users/support.js';
 
-export const PASSWORD = 'a fine long password';
+export { PASSWORD } from '../helpers/given.js';
 export const DAY_MS = 86_400_000;
 
 export const SIGN_UP_URL = 'https://app.example.com/sign-up';

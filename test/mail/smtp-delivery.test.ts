@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { PASSWORD } from '../helpers/given.js';
 import { freePort } from '../helpers/processes.js';
+import { signUp } from '../helpers/flows.js';
 
 const SENDER = 'Gatehouse Test <auth@gatehouse.example>';
 
@@ -65,9 +66,6 @@ function decode(body: string, encoding = '7bit') {
   }
   return body;
 }
-
-const signUp = (t: TestApp, env: Parameters<TestApp['client']>[0], email: string) =>
-  t.client(env).post('/auth/sign-up', { email, password: PASSWORD });
 
 describe('mail delivery over SMTP (GATEHOUSE_SMTP_URL)', () => {
   let smtp: Awaited<ReturnType<typeof startSmtpServer>>;

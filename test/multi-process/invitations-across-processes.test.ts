@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServerPair, type PairEnv, type ServerPair } from '../helpers/server-pair.js';
+import { PASSWORD } from '../helpers/given.js';
 
 const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
 const HOUR_MS = 3_600_000;
@@ -52,7 +53,7 @@ describe.skipIf(!TEST_DATABASE_URL)('invitations with two server processes on on
     const token = new URL(/https:\/\/\S+/.exec(outbox.json().items[0].text)![0]).searchParams.get('invitation_token');
     const results = await Promise.all(Array.from({ length: 20 }, (_, i) =>
       pair.client(i % 2 ? pair.a : pair.b, env, 'POST', '/auth/invitation/password-signup?_is_native=true', {
-        token, password: 'a fine long password', legalConsentAccepted: true,
+        token, password: PASSWORD, legalConsentAccepted: true,
       })));
     expect(results.map((r) => r.status).sort()).toEqual([201, ...Array(19).fill(409)]);
     const users = await pair.serverApi(pair.b, env, 'GET', `/users?emailSearch=${encodeURIComponent(address)}`);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
 import { PASSWORD, sessionIsActive, type TestSession, type TestUser } from '../helpers/given.js';
 import { createUser, expectProblem, MISSING_ID, storedUser } from './support.js';
+import { signIn } from '../helpers/flows.js';
 
 const NEW_PASSWORD = 'an entirely different passphrase';
 
@@ -10,8 +11,6 @@ describe('PATCH /api/server/v1/users/:userId and the user sessions endpoints', (
   beforeAll(async () => { t = await startTestApp(); });
   afterAll(() => t.close());
 
-  const signIn = (env: TestEnv, email: string, password: string) =>
-    t.client(env).post('/auth/sign-in?_is_native=true', { email, password });
 
   describe('PATCH /users/:userId', () => {
     it('recomputes the full name from a new first name, keeping the last name, and moves updatedAt', async () => {
@@ -82,8 +81,8 @@ describe('PATCH /api/server/v1/users/:userId and the user sessions endpoints', (
 
       expect(res.statusCode).toBe(200);
       expect(res.json()).toMatchObject({ email: 'ada.king@example.com', emailVerifiedAt: t.clock.now().toISOString() });
-      expect((await signIn(env, 'ada.king@example.com', PASSWORD)).statusCode).toBe(200);
-      expectProblem(await signIn(env, 'ada@example.com', PASSWORD), 401, 'invalid_credentials');
+      expect((await signIn(t, env, 'ada.king@example.com', PASSWORD)).statusCode).toBe(200);
+      expectProblem(await signIn(t, env, 'ada@example.com', PASSWORD), 401, 'invalid_credentials');
     });
 
     it("answers 409 email_taken for another user's email in any letter case and changes nothing", async () => {
@@ -122,15 +121,15 @@ describe('PATCH /api/server/v1/users/:userId and the user sessions endpoints', (
       const newHash = (await storedUser(t, env, user.id)).password_hash;
       expect(newHash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
       expect(newHash).not.toBe(oldHash);
-      expect((await signIn(env, 'ada@example.com', NEW_PASSWORD)).statusCode).toBe(200);
-      expectProblem(await signIn(env, 'ada@example.com', PASSWORD), 401, 'invalid_credentials');
+      expect((await signIn(t, env, 'ada@example.com', NEW_PASSWORD)).statusCode).toBe(200);
+      expectProblem(await signIn(t, env, 'ada@example.com', PASSWORD), 401, 'invalid_credentials');
     });
 
     it('gives a passwordless user a password to sign in with', async () => {
       const env = await t.given.environment();
       const user = await createUser(t, env, { email: 'ada@example.com' });
       expect((await t.server(env).patch(`/users/${user.id}`, { password: NEW_PASSWORD })).statusCode).toBe(200);
-      expect((await signIn(env, 'ada@example.com', NEW_PASSWORD)).statusCode).toBe(200);
+      expect((await signIn(t, env, 'ada@example.com', NEW_PASSWORD)).statusCode).toBe(200);
     });
 
     it.each([
@@ -146,7 +145,7 @@ describe('PATCH /api/server/v1/users/:userId and the user sessions endpoints', (
       expectProblem(await t.server(env).patch(`/users/${user.id}`, { password }), 400, 'weak_password');
 
       expect(await storedUser(t, env, user.id)).toEqual(before);
-      expect((await signIn(env, 'ada.lovelace@example.com', PASSWORD)).statusCode).toBe(200);
+      expect((await signIn(t, env, 'ada.lovelace@example.com', PASSWORD)).statusCode).toBe(200);
     });
 
     it('checks a new password against the new email when both change together', async () => {
@@ -208,7 +207,7 @@ describe('PATCH /api/server/v1/users/:userId and the user sessions endpoints', (
 
       expect(res.statusCode).toBe(200);
       expect(res.json()).toMatchObject({ email: 'verified@example.com', registrationState: 'complete', emailVerifiedAt: t.clock.now().toISOString() });
-      expect((await signIn(env, 'verified@example.com', PASSWORD)).statusCode).toBe(200);
+      expect((await signIn(t, env, 'verified@example.com', PASSWORD)).statusCode).toBe(200);
     });
   });
 
