@@ -1,17 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { auditServerRoutes } from './audit/routes.js';
 import { createAuditService } from './audit/service.js';
 import { authPublicRoutes, authSessionRoutes } from './auth/routes.js';
-import { createAuthService } from './auth/service.js';
+import { createEmailedCodesService } from './auth/service/codes.js';
+import { createPasswordAuthService } from './auth/service/passwords.js';
 import { allowedOriginsServerRoutes, environmentsAdminRoutes } from './environments/routes.js';
 import { adminTokenMatches, createEnvironmentsService } from './environments/service.js';
 import { invitationsClientRoutes, invitationsServerRoutes } from './invitations/routes.js';
 import { createInvitationsService } from './invitations/service.js';
-import type { EnvironmentRecord } from './environments/store.js';
 import type { Clock } from './platform/clock.js';
 import type { Db } from './platform/db/database.js';
 import type { Notifications } from './platform/db/notifications.js';
@@ -67,9 +67,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const mailer = createMailer({ db, clock, log: app.log, smtpUrl: options.smtpUrl, from: options.mailFrom ?? DEFAULT_MAIL_FROM });
   const environments = createEnvironmentsService({ db, clock, defaultFrontendPort: options.publicPort, notifications: options.notifications });
   const sessions = createSessionsService({ db, clock });
-  const users = createUsersService({ db, clock, environments });
+  const users = createUsersService({ db, clock, environments, sessions });
   const limiter = createRateLimiter(db, clock);
-  const auth = createAuthService({ db, clock, users, sessions, mailer, limiter });
+  const codes = createEmailedCodesService({ db, clock, mailer, limiter, users });
+  const passwords = createPasswordAuthService({ db, clock, limiter, users, codes });
   const invitations = createInvitationsService({ db, clock, mailer, limiter, environments, users });
   const audit = createAuditService({
     db, clock, limiter,
@@ -77,7 +78,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     existingUserIds: users.existingIds,
   });
   const outbox = createOutboxStore(db);
-  const settingsOf = (req: FastifyRequest) => (req.clientEnvironment as EnvironmentRecord).settings;
 
   registerValidators(app);
   decorateRequests(app);
@@ -125,7 +125,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(clientPlane({
     resolveEnvironment: (host) => environments.findByHost(host),
     authenticateSession: (environmentId, token) => sessions.authenticate(environmentId, token),
-    publicRoutes: [authPublicRoutes(auth, settingsOf), invitationsClientRoutes(invitations, settingsOf)],
+    publicRoutes: [authPublicRoutes(passwords, codes), invitationsClientRoutes(invitations)],
     sessionRoutes: [usersClientRoutes(users), sessionsClientRoutes(sessions), authSessionRoutes(sessions)],
   }), { prefix: '/_svc' });
 
@@ -136,7 +136,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   }
 
   scheduleMaintenance(app, {
-    pruneRateLimitWindows: limiter.pruneOldWindows, pruneExpiredCodes: auth.pruneExpiredCodes, pruneAuditIdempotencyKeys: audit.pruneIdempotencyKeys,
+    pruneRateLimitWindows: limiter.pruneOldWindows, pruneExpiredCodes: codes.pruneExpiredCodes, pruneAuditIdempotencyKeys: audit.pruneIdempotencyKeys,
     expireInvitations: invitations.expireOverdue,
   });
   app.addHook('onClose', async () => mailer.close());

@@ -4,7 +4,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { createEnvironmentsService } from './environments/service.js';
 import { systemCaller } from './platform/caller.js';
 import { systemClock } from './platform/clock.js';
-import { openDatabase, transactionWithLock, type Db } from './platform/db/database.js';
+import { openDatabase, type Db } from './platform/db/database.js';
 import { lockDataDir } from './platform/db/data-dir-lock.js';
 import { migrate } from './platform/db/migrate.js';
 
@@ -58,18 +58,10 @@ async function drain(app: FastifyInstance) {
   }
 }
 
-// Any constant works; it only has to be the same in every process sharing the database.
-const BOOTSTRAP_LOCK = 7_262_2027;
-
-/**
- * With no environment yet, creates `development` and prints its secret key once. Processes that start
- * together on an empty database take turns under an advisory lock, so exactly one of them creates it.
- */
+/** With no environment yet, creates `development` and prints its secret key once (one process does, see createFirst). */
 async function bootstrapFirstEnvironment(db: Db, port: number) {
-  const env = await transactionWithLock(db, BOOTSTRAP_LOCK, async (trx) => {
-    const environments = createEnvironmentsService({ db: trx, clock: systemClock, defaultFrontendPort: port });
-    return (await environments.count()) > 0 ? undefined : environments.create({ name: 'development' }, systemCaller('bootstrap'));
-  });
+  const environments = createEnvironmentsService({ db, clock: systemClock, defaultFrontendPort: port });
+  const env = await environments.createFirst(systemCaller('bootstrap'));
   if (!env) return;
   console.log([
     '',

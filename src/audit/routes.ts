@@ -1,11 +1,11 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyError, FastifyPluginAsync } from 'fastify';
-import { ProblemError, replyWithProblem } from '../platform/http/problem.js';
+import type { FastifyPluginAsync } from 'fastify';
 import { Page } from '../platform/http/common-schemas.js';
+import { countingFailedAttempts } from '../platform/http/counted-attempts.js';
 import {
   AppendAuditEventBody, AppendHeaders, AuditEvent, AuditEventFeed, AuditEventParams, PollAuditEventsQuery, SearchAuditEventsQuery,
 } from './schemas.js';
-import { checkIdempotencyKey, rateLimitHeaders, type AuditService } from './service.js';
+import type { AuditService } from './service.js';
 
 const tags = ['Audit events'];
 
@@ -57,24 +57,11 @@ export function auditServerRoutes(audit: AuditService): FastifyPluginAsync {
           } },
         },
       },
-      preValidation: async (req) => { checkIdempotencyKey(req.headers['idempotency-key']); },
-      // Every authenticated attempt counts. An append counts itself in the statement that stores it; an
-      // attempt that fails before that (malformed, invalid, audit log off) is counted here. Over the
-      // limit, the answer is 429 whatever else was wrong.
-      errorHandler: async (error, req, reply) => {
-        if (!req.secretKeyId || (error instanceof ProblemError && 'RateLimit' in error.headers)) return replyWithProblem(error, req, reply);
-        try {
-          reply.headers(rateLimitHeaders(await audit.countAttempt(req.environmentId)));
-        } catch (refused) {
-          return replyWithProblem(refused as FastifyError, req, reply);
-        }
-        return replyWithProblem(error, req, reply);
-      },
+      // An append counts itself in the statement that stores it; one that fails before that is counted here.
+      errorHandler: countingFailedAttempts((req) => audit.countFailedAppend(req.environmentId)),
     }, async (req, reply) => {
-      const { event, replayed, attempt } = await audit.append(req.environmentId, req.secretKeyId, req.headers['idempotency-key'], req.body);
-      reply.headers(rateLimitHeaders(attempt));
-      if (replayed) reply.header('Idempotent-Replayed', 'true');
-      return reply.code(201).send(event);
+      const { event, headers } = await audit.append(req.environmentId, req.secretKeyId, req.headers['idempotency-key'], req.body);
+      return reply.headers(headers).code(201).send(event);
     });
     app.get('/audit-events', { schema: { summary: 'Search audit events', description: SEARCH_DESCRIPTION, tags, querystring: SearchAuditEventsQuery, response: { 200: Page(AuditEvent) } } },
       (req) => audit.search(req.environmentId, req.query, req.query));

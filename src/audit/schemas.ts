@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { DateTime, JsonObject, Nullable, NullableInput, PageQuery, Uuid } from '../platform/http/common-schemas.js';
+import { METADATA_BUDGET_BYTES } from '../platform/metadata.js';
 
 /** Supported values of `schemaVersion` (the caller's version of its event shape). */
 export const SUPPORTED_SCHEMA_VERSIONS = [1];
@@ -8,7 +9,6 @@ export const MAX_TARGETS = 50;
 export const MAX_FUTURE_MS = 5 * 60_000;
 /** ... and at most this old. */
 export const MAX_AGE_MS = 30 * 86_400_000;
-export const METADATA_LIMIT_BYTES = 8192;
 
 const Identifier = (description: string, maxLength: number) => Type.String({
   minLength: 1, maxLength, pattern: '^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$', description,
@@ -49,17 +49,17 @@ export const AppendAuditEventBody = Type.Object({
   targets: Type.Array(TargetInput, { maxItems: MAX_TARGETS, description: `At most ${MAX_TARGETS}.` }),
   context: Type.Optional(ContextInput),
   correlationId: Type.Optional(NullableInput(Uuid)),
-  metadata: Type.Record(Type.String(), Type.Unknown(), { description: 'Free-form; at most 8192 bytes of compact JSON.' }),
+  metadata: Type.Record(Type.String(), Type.Unknown(), { description: `Free-form; at most ${METADATA_BUDGET_BYTES} bytes of compact JSON.` }),
 }, { additionalProperties: false, title: 'AppendAuditEvent' });
 export type AppendAuditEventBody = Static<typeof AppendAuditEventBody>;
 
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
+// The key is checked by the append itself, so that a missing or malformed one has its own code.
 export const AppendHeaders = Type.Object({
-  'idempotency-key': Type.String({
-    minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]{1,255}$',
+  'idempotency-key': Type.Optional(Type.String({
     description: 'Required. 1 to 255 printable ASCII characters, unique per event you append; kept at least 24 hours per environment. '
       + 'A missing or malformed key is 400 invalid_idempotency_key.',
-  }),
+  })),
 });
 
 const Actor = Type.Object({ type: Type.String(), id: Nullable(Uuid), impersonatorId: Nullable(Uuid) });

@@ -6,13 +6,15 @@ import type { Db } from '../platform/db/database.js';
 import type { PageQuery } from '../platform/http/common-schemas.js';
 import { canonicalJson, jsonByteSize, type JsonObject } from '../platform/json.js';
 import { ProblemError } from '../platform/http/problem.js';
+import { metadataTooLarge } from '../platform/http/problems.js';
+import { METADATA_BUDGET_BYTES } from '../platform/metadata.js';
 import type { RateLimiter, RateLimitResult } from '../platform/rate-limit.js';
 import {
   auditEventNotFound, auditRateLimited, auditStorageUnavailable, idempotencyKeyReused, invalidAuditEvent, invalidIdempotencyKey,
-  metadataTooLarge, referencedResourceNotFound,
+  referencedResourceNotFound,
 } from './errors.js';
 import {
-  IDEMPOTENCY_KEY_PATTERN, MAX_AGE_MS, MAX_FUTURE_MS, METADATA_LIMIT_BYTES,
+  IDEMPOTENCY_KEY_PATTERN, MAX_AGE_MS, MAX_FUTURE_MS,
   type AppendAuditEventBody, type AuditEvent, type AuditEventFilter,
 } from './schemas.js';
 import { createAuditStore, type IdempotencyRecord, type NewAuditEvent } from './store.js';
@@ -33,7 +35,8 @@ export interface AuditDeps {
   existingUserIds(environmentId: string, ids: string[]): Promise<Set<string>>;
 }
 
-export interface AppendResult { event: AuditEvent; replayed: boolean; attempt: AttemptCount }
+/** The stored event and the headers of the answer: the rate limit's, and `Idempotent-Replayed` on a replay. */
+export interface AppendResult { event: AuditEvent; headers: Record<string, string> }
 
 export interface AttemptCount { limit: number; windowSeconds: number; remaining: number; resetSeconds: number }
 
@@ -41,7 +44,7 @@ export interface AttemptCount { limit: number; windowSeconds: number; remaining:
  * The IETF RateLimit headers (draft-ietf-httpapi-ratelimit-headers, structured-field form) for an
  * append: the policy (quota per window) and what is left of the current window.
  */
-export const rateLimitHeaders = (a: AttemptCount): Record<string, string> => ({
+const rateLimitHeaders = (a: AttemptCount): Record<string, string> => ({
   'RateLimit-Policy': `"audit";q=${a.limit};w=${a.windowSeconds}`,
   RateLimit: `"audit";r=${a.remaining};t=${a.resetSeconds}`,
 });
@@ -74,7 +77,7 @@ export function recordOwnEvent(trx: Db, environmentId: string, event: OwnEvent, 
 }
 
 /** 400 invalid_idempotency_key unless the header holds 1 to 255 printable ASCII characters. */
-export function checkIdempotencyKey(key: string | string[] | undefined): string {
+function checkIdempotencyKey(key: string | string[] | undefined): string {
   if (key === undefined) throw invalidIdempotencyKey('Send an Idempotency-Key header: a unique value per event, such as a UUID.');
   if (Array.isArray(key)) throw invalidIdempotencyKey('Send exactly one Idempotency-Key header.');
   if (!IDEMPOTENCY_KEY_PATTERN.test(key)) throw invalidIdempotencyKey('The Idempotency-Key must be 1 to 255 printable ASCII characters.');
@@ -112,7 +115,7 @@ export function createAuditService({ db, clock, limiter, auditLogEnabled, existi
     const errors = boundErrors(body, clock.now());
     if (errors.length > 0) throw invalidAuditEvent(errors);
     const bytes = jsonByteSize(body.metadata);
-    if (bytes > METADATA_LIMIT_BYTES) throw metadataTooLarge(bytes, METADATA_LIMIT_BYTES);
+    if (bytes > METADATA_BUDGET_BYTES) throw metadataTooLarge(bytes, METADATA_BUDGET_BYTES, 'The metadata takes');
     const refs = userReferences(body);
     if (refs.length === 0) return;
     const ids = [...new Set(refs.map((r) => r.id.toLowerCase()).filter((id) => UUID.test(id)))];
@@ -124,7 +127,7 @@ export function createAuditService({ db, clock, limiter, auditLogEnabled, existi
   /** The stored event for a key used before: the same request replays it, another is 422. */
   function replay(record: IdempotencyRecord, requestHash: Buffer, attempt: AttemptCount): AppendResult {
     if (!record.requestHash.equals(requestHash)) throw idempotencyKeyReused(rateLimitHeaders(attempt));
-    return { event: record.event, replayed: true, attempt };
+    return { event: record.event, headers: { ...rateLimitHeaders(attempt), 'Idempotent-Replayed': 'true' } };
   }
 
   /** The attempt as counted; 429 rate_limited (with the headers) when the window was full. */
@@ -151,18 +154,20 @@ export function createAuditService({ db, clock, limiter, auditLogEnabled, existi
   return {
     /**
      * Counts an append attempt that ended in an error before it was counted (malformed, invalid, audit
-     * log off): every authenticated attempt counts. 429 rate_limited once the window is full.
+     * log off): every authenticated attempt counts. Answers the rate-limit headers for the error; throws
+     * 429 rate_limited (with the headers) once the window is full.
      */
-    countAttempt,
+    countFailedAppend: async (environmentId: string) => rateLimitHeaders(await countAttempt(environmentId)),
 
     /**
      * Appends an event exactly once per idempotency key, counting the attempt against the limit. A new
      * key is validated, then counted and stored with its event in one statement; a key seen before
      * replays its event when the body is the same and is 422 otherwise, without validating again (a
      * replay a day later must not fail on occurredAt's age). A body that fails validation stores
-     * nothing and is left for the caller to count (see countAttempt), unless it retries a stored request.
+     * nothing and is left for the caller to count (see countFailedAppend), unless it retries a stored request.
      */
-    async append(environmentId: string, secretKeyId: string, idempotencyKey: string, body: AppendAuditEventBody): Promise<AppendResult> {
+    async append(environmentId: string, secretKeyId: string, idempotencyKeyHeader: string | string[] | undefined, body: AppendAuditEventBody): Promise<AppendResult> {
+      const idempotencyKey = checkIdempotencyKey(idempotencyKeyHeader);
       if (!(await auditLogEnabled(environmentId))) throw auditStorageUnavailable();
       const requestHash = sha256(canonicalJson(body));
       try {
@@ -176,7 +181,7 @@ export function createAuditService({ db, clock, limiter, auditLogEnabled, existi
       const hit = limiter.prepareHit(environmentId, APPEND_BUCKET, APPEND_LIMIT);
       const stored = await store.insertCounted(environmentId, hit.statement, idempotencyKey, requestHash, toNewEvent(body, secretKeyId, clock.now()));
       const attempt = admitted(hit.result(stored.count));
-      if (stored.event) return { event: stored.event, replayed: false, attempt };
+      if (stored.event) return { event: stored.event, headers: rateLimitHeaders(attempt) };
       // The key exists: stored earlier, or by a concurrent duplicate whose commit the insert waited for.
       const record = await store.findIdempotencyRecord(environmentId, idempotencyKey);
       if (!record) throw new Error('audit idempotency key conflicted but cannot be read');

@@ -6,5 +6,3 @@ export const userBanned = () => new ProblemError(403, 'user_banned', 'This accou
 export const emailNotVerified = () =>
   new ProblemError(403, 'email_not_verified', 'Confirm your email address with the code we sent before signing in.');
 export const invalidCode = () => new ProblemError(400, 'invalid_code', 'The code is wrong, expired or already used.');
-export const rateLimited = (retryAfterSeconds: number) =>
-  new ProblemError(429, 'rate_limited', 'Too many attempts; try again later.', { retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) });

@@ -1,13 +1,14 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { EnvironmentSettings } from '../environments/settings.js';
 import { NoContent, noContent } from '../platform/http/common-schemas.js';
-import { clientCaller } from '../platform/http/planes.js';
+import { clientCaller, requestContext, signedIn } from '../platform/http/planes.js';
 import { clearSessionCookie, sendSession } from '../sessions/cookies.js';
 import type { SessionsService } from '../sessions/service.js';
 import { Accepted, EmailOnlyBody, NativeQuery, PendingVerification, ResetPasswordBody, SessionResponse, SignInBody, SignUpBody, VerifyEmailBody } from './schemas.js';
-import type { AuthService } from './service.js';
+import type { EmailedCodesService } from './service/codes.js';
+import type { SignInResult } from './service/common.js';
+import type { PasswordAuthService } from './service/passwords.js';
 
 const tags = ['Client: authentication'];
 
@@ -20,39 +21,42 @@ const RESET_PASSWORD = 'The password policy is checked first (400 weak_password;
   + 'lockout cleared, a pending registration completed, every session of the user revoked and a new one started. '
   + 'A "password changed" mail follows. 100 attempts per client IP per hour (429).';
 
-type SettingsOf = (request: FastifyRequest) => EnvironmentSettings;
-const originOf = (req: FastifyRequest) => ({ ipAddress: req.ip, userAgent: req.headers['user-agent'] ?? null });
+/** A completed sign-in starts the session; other outcomes (a second factor) will answer here without one. */
+function sendSignIn(req: FastifyRequest, reply: FastifyReply, native: boolean, result: SignInResult) {
+  switch (result.status) {
+    case 'complete': return sendSession(req, reply, native, result);
+  }
+}
 
 /** Client plane, no session needed: sign-up, email verification, sign-in, password reset. */
-export function authPublicRoutes(auth: AuthService, settingsOf: SettingsOf): FastifyPluginAsync {
+export function authPublicRoutes(passwords: PasswordAuthService, codes: EmailedCodesService): FastifyPluginAsync {
   return async (base) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
-    const envOf = (req: FastifyRequest) => ({ id: req.environmentId, settings: settingsOf(req) });
 
     app.post('/auth/sign-up', {
       schema: { summary: 'Sign up with email and password', tags, querystring: NativeQuery, body: SignUpBody, response: { 201: Type.Union([SessionResponse, PendingVerification]) } },
     }, async (req, reply) => {
-      const result = await auth.signUp(envOf(req), req.body, originOf(req));
+      const result = await passwords.signUp(req.clientEnvironment, req.body, requestContext(req));
       if (result.pending) return reply.code(201).send({ user: result.user, verification: { status: 'pending' } });
       return sendSession(req, reply, req.query._is_native, result, 201);
     });
     app.post('/auth/verify-email', { schema: { summary: 'Confirm the email with the mailed code and start a session', tags, querystring: NativeQuery, body: VerifyEmailBody, response: { 200: SessionResponse } } },
-      async (req, reply) => sendSession(req, reply, req.query._is_native, await auth.verifyEmail(envOf(req), req.body, originOf(req))));
+      async (req, reply) => sendSession(req, reply, req.query._is_native, await codes.verifyEmail(req.clientEnvironment, req.body, requestContext(req))));
     app.post('/auth/verify-email/send', { schema: { summary: 'Mail a new verification code', tags, body: EmailOnlyBody, response: { 202: Accepted } } },
       async (req, reply) => {
-        await auth.resendVerificationCode(envOf(req), req.body.email, req.ip);
+        await codes.resendVerificationCode(req.clientEnvironment, req.body.email, req.ip);
         return reply.code(202).send({ status: 'accepted', message: 'If a pending account has this email, a new code is on its way.' });
       });
     app.post('/auth/sign-in', { schema: { summary: 'Sign in with email and password', tags, querystring: NativeQuery, body: SignInBody, response: { 200: SessionResponse } } },
-      async (req, reply) => sendSession(req, reply, req.query._is_native, await auth.signIn(envOf(req), req.body, originOf(req))));
+      async (req, reply) => sendSignIn(req, reply, req.query._is_native, await passwords.signIn(req.clientEnvironment, req.body, requestContext(req))));
     app.post('/auth/forgot-password', { schema: { summary: 'Mail a password reset code', description: FORGOT_PASSWORD, tags, body: EmailOnlyBody, response: { 202: Accepted } } },
       async (req, reply) => {
-        await auth.requestPasswordReset(envOf(req), req.body.email, req.ip);
+        await codes.requestPasswordReset(req.clientEnvironment, req.body.email, req.ip);
         return reply.code(202).send({ status: 'accepted', message: 'If an account has this email, a password reset code is on its way.' });
       });
     app.post('/auth/reset-password', {
       schema: { summary: 'Set a new password with the mailed code and start a session', description: RESET_PASSWORD, tags, querystring: NativeQuery, body: ResetPasswordBody, response: { 200: SessionResponse } },
-    }, async (req, reply) => sendSession(req, reply, req.query._is_native, await auth.resetPassword(envOf(req), req.body, originOf(req))));
+    }, async (req, reply) => sendSession(req, reply, req.query._is_native, await codes.resetPassword(req.clientEnvironment, req.body, requestContext(req))));
   };
 }
 
@@ -61,7 +65,8 @@ export function authSessionRoutes(sessions: SessionsService): FastifyPluginAsync
   return async (base) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     app.post('/auth/sign-out', { schema: { summary: 'Sign out: revoke the current session', tags, response: { 204: NoContent } } }, async (req, reply) => {
-      await sessions.revoke(req.environmentId, req.session!.userId, req.session!.id, clientCaller(req), 'sign_out');
+      const { userId, id } = signedIn(req);
+      await sessions.revoke(req.environmentId, userId, id, clientCaller(req), 'sign_out');
       clearSessionCookie(req, reply);
       return noContent(reply);
     });

@@ -2,21 +2,29 @@ import { recordOwnEvent } from '../audit/service.js';
 import type { Caller } from '../platform/caller.js';
 import type { Clock } from '../platform/clock.js';
 import { constantTimeEqual, randomToken, sha256 } from '../platform/crypto/tokens.js';
-import { createCache } from '../platform/cache.js';
-import { inTransaction, type Db } from '../platform/db/database.js';
-import { localNotifications, publishInvalidation, type Notifications } from '../platform/db/notifications.js';
+import { inTransaction, transactionWithLock, type Db } from '../platform/db/database.js';
+import { localNotifications, type Notifications } from '../platform/db/notifications.js';
+import { createSharedCache } from '../platform/shared-cache.js';
 import { deepMerge, type JsonObject } from '../platform/json.js';
 import { environmentNotFound, frontendHostTaken, invalidOrigins, invalidSettings, secretKeyNotFound } from './errors.js';
 import { normalizeOrigin } from './origins.js';
 import type { CreateEnvironmentBody, CreatedEnvironment, Environment, UpdateEnvironmentBody } from './schemas.js';
-import { resolveSettings, settingsErrors } from './settings.js';
+import { resolveSettings, settingsErrors, type EnvironmentSettings } from './settings.js';
 import { createEnvironmentsStore, createSecretKeysStore, type EnvironmentRecord } from './store.js';
+
+declare module '../platform/http/planes.js' {
+  /** The client plane resolves the Host header to the environment's full record: its settings come with it. */
+  interface ClientEnvironment { settings: EnvironmentSettings }
+}
 
 export interface EnvironmentsDeps {
   db: Db; clock: Clock; defaultFrontendPort: number;
   /** How this process hears that another one changed a key or an environment (evicts cached copies). */
   notifications?: Notifications;
 }
+
+// Any constant works; it only has to be the same in every process sharing the database.
+const FIRST_ENVIRONMENT_LOCK = 7_262_2027;
 
 // Secret keys and environments are read on every request; a minute bounds the cost of a missed eviction.
 const CACHE = { ttlMs: 60_000, maxEntries: 10_000 };
@@ -37,45 +45,13 @@ const toPublic = ({ id, name, frontendHost, settings, createdAt }: EnvironmentRe
 export function createEnvironmentsService({ db, clock, defaultFrontendPort, notifications = localNotifications }: EnvironmentsDeps) {
   const environments = createEnvironmentsStore(db);
   const keys = createSecretKeysStore(db);
-  const keyCache = createCache<{ environmentId: string; keyId: string }>(clock, CACHE);
-  const envCache = createCache<EnvironmentRecord>(clock, CACHE); // by `id:<id>` and `host:<host>`
+  const keyCache = createSharedCache<{ environmentId: string; keyId: string }>({ db, clock, notifications, name: 'key', idOf: (key) => key.keyId, ...CACHE });
+  // By `id:<id>` and `host:<host>`.
+  const envCache = createSharedCache<EnvironmentRecord>({ db, clock, notifications, name: 'env', idOf: (env) => env.id, ...CACHE });
 
-  /** Payloads are `key:<keyId>` or `env:<environmentId>`. */
-  function evict(payload: string) {
-    const [kind, id] = payload.split(':');
-    if (kind === 'key') keyCache.deleteWhere((key) => key.keyId === id);
-    if (kind === 'env') envCache.deleteWhere((env) => env.id === id);
-  }
-  notifications.subscribe(evict, () => { keyCache.clear(); envCache.clear(); });
-
-  /**
-   * Announces and writes a change in one transaction (a notification is delivered only at commit, so a
-   * rolled-back change announces nothing), then evicts this process's copy at once.
-   */
-  async function announced<T>(payload: string, write: (trx: Db) => Promise<T>): Promise<T> {
-    const result = await inTransaction(db, async (trx) => {
-      await publishInvalidation(trx, payload);
-      return write(trx);
-    });
-    evict(payload);
-    return result;
-  }
-
-  /**
-   * Serves from the cache only while this process is sure to hear about changes, and stores a loaded
-   * value only if no eviction arrived while it was loading (it may predate the change evicted).
-   */
-  async function cached<V>(cache: ReturnType<typeof createCache<V>>, key: string, load: () => Promise<V | undefined>) {
-    const hit = notifications.listening ? cache.get(key) : undefined;
-    if (hit) return hit;
-    const generation = cache.generation();
-    const value = await load();
-    if (value && notifications.listening) cache.set(key, value, generation);
-    return value;
-  }
   /** The full record (settings and allowed origins) for other domains' rules. */
   async function record(id: string): Promise<EnvironmentRecord> {
-    const env = await cached(envCache, `id:${id}`, () => environments.find(id));
+    const env = await envCache.get(`id:${id}`, () => environments.find(id));
     if (!env) throw environmentNotFound();
     return env;
   }
@@ -108,21 +84,27 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
     throw frontendHostTaken(`${base}.localhost:${defaultFrontendPort}`);
   }
 
+  /** The environment and its first key (and that key's audit event) land together or not at all. */
+  async function createIn(trx: Db, body: CreateEnvironmentBody, by: Caller): Promise<CreatedEnvironment> {
+    const overrides = validatedOverrides({}, body.settings);
+    const store = createEnvironmentsStore(trx);
+    const frontendHost = body.frontendHost && normalizeFrontendHost(body.frontendHost);
+    const env = frontendHost
+      ? await store.insert({ name: body.name, frontendHost, overrides }, clock.now())
+      : await insertWithDefaultHost(store, body.name, overrides);
+    if (!env) throw frontendHostTaken(frontendHost!);
+    const key = await issueKey(trx, env.id, by);
+    return { ...toPublic(env), secretKey: key.secretKey, secretKeyId: key.id };
+  }
+
   return {
-    /** The environment and its first key (and that key's audit event) land together or not at all. */
-    async create(body: CreateEnvironmentBody, by: Caller): Promise<CreatedEnvironment> {
-      const overrides = validatedOverrides({}, body.settings);
-      return inTransaction(db, async (trx) => {
-        const store = createEnvironmentsStore(trx);
-        const frontendHost = body.frontendHost && normalizeFrontendHost(body.frontendHost);
-        const env = frontendHost
-          ? await store.insert({ name: body.name, frontendHost, overrides }, clock.now())
-          : await insertWithDefaultHost(store, body.name, overrides);
-        if (!env) throw frontendHostTaken(frontendHost!);
-        const key = await issueKey(trx, env.id, by);
-        return { ...toPublic(env), secretKey: key.secretKey, secretKeyId: key.id };
-      });
-    },
+    create: (body: CreateEnvironmentBody, by: Caller) => inTransaction(db, (trx) => createIn(trx, body, by)),
+    /**
+     * With no environment yet, creates the first one, `development`; undefined when one exists. Processes
+     * that start together on an empty database take turns under an advisory lock, so exactly one creates it.
+     */
+    createFirst: (by: Caller) => transactionWithLock(db, FIRST_ENVIRONMENT_LOCK, async (trx) =>
+      (await createEnvironmentsStore(trx).count()) > 0 ? undefined : createIn(trx, { name: 'development' }, by)),
     async get(id: string): Promise<Environment> {
       const env = await environments.find(id);
       if (!env) throw environmentNotFound();
@@ -133,7 +115,7 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
     /** Settings deep-merge into the row as it is under a lock, so concurrent changes never undo each other. */
     async update(id: string, body: UpdateEnvironmentBody): Promise<Environment> {
       const frontendHost = body.frontendHost === undefined ? undefined : normalizeFrontendHost(body.frontendHost);
-      const updated = await announced(`env:${id}`, async (trx) => {
+      const updated = await envCache.change(id, async (trx) => {
         const store = createEnvironmentsStore(trx);
         const current = await store.findForUpdate(id);
         if (!current) throw environmentNotFound();
@@ -146,7 +128,7 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
       return toPublic(updated);
     },
     record,
-    findByHost: (host: string) => cached(envCache, `host:${host.toLowerCase()}`, () => environments.findByHost(host)),
+    findByHost: (host: string) => envCache.get(`host:${host.toLowerCase()}`, () => environments.findByHost(host)),
 
     async createSecretKey(environmentId: string, by: Caller) {
       if (!(await environments.find(environmentId))) throw environmentNotFound();
@@ -154,7 +136,7 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
     },
     /** Revokes a key and records it in the same transaction; revoking it again answers the same and records nothing. */
     async revokeSecretKey(keyId: string, by: Caller) {
-      const revoked = await announced(`key:${keyId}`, async (trx) => {
+      const revoked = await keyCache.change(keyId, async (trx) => {
         const store = createSecretKeysStore(trx);
         const now = clock.now();
         const key = await store.revoke(keyId, now);
@@ -171,7 +153,7 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
     async authenticateSecretKey(secretKey: string) {
       if (!secretKey.startsWith('sk_')) return undefined;
       const hash = sha256(secretKey);
-      return cached(keyCache, hash.toString('base64'), () =>
+      return keyCache.get(hash.toString('base64'), () =>
         keys.findActiveByHash(hash).then((key) => key && { environmentId: key.environment_id, keyId: key.id }));
     },
 
@@ -183,7 +165,7 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
       const normalized = origins.map(normalizeOrigin);
       const errors = normalized.flatMap((o, i) => (o ? [] : [{ path: `/body/origins/${i}`, message: `"${origins[i]}" is not a full origin` }]));
       if (errors.length > 0) throw invalidOrigins(errors);
-      const saved = await announced(`env:${environmentId}`, (trx) =>
+      const saved = await envCache.change(environmentId, (trx) =>
         createEnvironmentsStore(trx).setAllowedOrigins(environmentId, [...new Set(normalized as string[])], clock.now()));
       if (!saved) throw environmentNotFound();
       return { origins: saved };
@@ -191,5 +173,6 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
   };
 }
 export type EnvironmentsService = ReturnType<typeof createEnvironmentsService>;
+export type { EnvironmentRecord };
 
 export const adminTokenMatches = constantTimeEqual;

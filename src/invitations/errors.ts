@@ -1,4 +1,5 @@
 import { ProblemError } from '../platform/http/problem.js';
+import { rateLimited } from '../platform/http/problems.js';
 import type { InvitationStatus } from './schemas.js';
 
 export const invitationNotFound = () => new ProblemError(404, 'invitation_not_found', 'No invitation with this id in this environment.');
@@ -9,7 +10,7 @@ export const redirectUrlNotAllowed = () =>
 export const invitationNotPending = (status: InvitationStatus) =>
   new ProblemError(409, 'invitation_not_pending', `The invitation is ${status}; only a PENDING invitation can be revoked or resent.`, { status });
 export const invitationRateLimited = (retryAfterSeconds: number) =>
-  new ProblemError(429, 'rate_limited', "The environment's hourly invitation limit is reached; try again later.", { retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) });
+  rateLimited(retryAfterSeconds, "The environment's hourly invitation limit is reached; try again later.");
 export const legalConsentRequired = () => new ProblemError(400, 'legal_consent_required', 'legalConsentAccepted must be true to sign up.');
 
 /** Why an invitation token cannot be redeemed; each state has its own code so the sign-up page can say what happened. */

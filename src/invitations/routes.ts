@@ -1,9 +1,8 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import type { EnvironmentSettings } from '../environments/settings.js';
+import type { FastifyPluginAsync } from 'fastify';
 import { NativeQuery, SessionResponse } from '../auth/schemas.js';
 import { Page, PageQuery } from '../platform/http/common-schemas.js';
-import { serverCaller } from '../platform/http/planes.js';
+import { requestContext, serverCaller } from '../platform/http/planes.js';
 import { sendSession } from '../sessions/cookies.js';
 import {
   CreateInvitationBody, Invitation, InvitationParams, InvitationSignUpBody, InvitationSummary, ListInvitationsQuery, MetadataPatchBody, SearchInvitationsBody,
@@ -50,7 +49,7 @@ export function invitationsServerRoutes(invitations: InvitationsService): Fastif
 }
 
 /** Client plane, no session needed: sign-up from an invitation link. */
-export function invitationsClientRoutes(invitations: InvitationsService, settingsOf: (req: FastifyRequest) => EnvironmentSettings): FastifyPluginAsync {
+export function invitationsClientRoutes(invitations: InvitationsService): FastifyPluginAsync {
   return async (base) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     app.post('/auth/invitation/password-signup', {
@@ -59,10 +58,7 @@ export function invitationsClientRoutes(invitations: InvitationsService, setting
         description: 'Creates a verified user from the invitation (its public metadata copied), accepts the invitation and starts a session, in one transaction. A token works once.',
         tags: ['Client: authentication'], querystring: NativeQuery, body: InvitationSignUpBody, response: { 201: SessionResponse },
       },
-    }, async (req, reply) => {
-      const origin = { ipAddress: req.ip, userAgent: req.headers['user-agent'] ?? null };
-      const result = await invitations.signUp({ id: req.environmentId, settings: settingsOf(req) }, req.body, origin);
-      return sendSession(req, reply, req.query._is_native, result, 201);
-    });
+    }, async (req, reply) =>
+      sendSession(req, reply, req.query._is_native, await invitations.signUp(req.clientEnvironment, req.body, requestContext(req)), 201));
   };
 }

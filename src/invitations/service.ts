@@ -1,21 +1,19 @@
 import { uuidv7 } from 'uuidv7';
 import { recordOwnEvent } from '../audit/service.js';
 import { isAllowedRedirect, urlOrigin } from '../environments/origins.js';
-import type { EnvironmentsService } from '../environments/service.js';
-import type { EnvironmentRecord } from '../environments/store.js';
+import type { EnvironmentRecord, EnvironmentsService } from '../environments/service.js';
 import type { EnvironmentSettings } from '../environments/settings.js';
-import type { Caller } from '../platform/caller.js';
+import type { Caller, CallerContext } from '../platform/caller.js';
 import type { Clock } from '../platform/clock.js';
 import { randomToken, sha256 } from '../platform/crypto/tokens.js';
-import type { Db } from '../platform/db/database.js';
+import { inTransaction, type Db } from '../platform/db/database.js';
 import type { PageQuery } from '../platform/http/common-schemas.js';
-import { deepMerge } from '../platform/json.js';
 import type { Mailer } from '../platform/mail/mailer.js';
+import { assertMetadataBudget, mergeBags } from '../platform/metadata.js';
 import type { RateLimiter } from '../platform/rate-limit.js';
-import { createSessionsService, type SessionOrigin } from '../sessions/service.js';
+import { startSession } from '../sessions/service.js';
+import { checkedPasswordHash, insertVerifiedUser, normalizeEmail, toClientUser } from '../users/accounts.js';
 import { emailTaken, nameRequired } from '../users/errors.js';
-import { assertMetadataBudget, checkedPasswordHash, normalizeEmail, toClientUser } from '../users/service.js';
-import { createUsersStore, type UsersStore } from '../users/store.js';
 import { invitationLink, invitationMail } from './email.js';
 import {
   invitationNotFound, invitationNotPending, invitationRateLimited, legalConsentRequired, redirectUrlNotAllowed, signUpUrlNotConfigured, tokenUnusable,
@@ -87,7 +85,7 @@ export function createInvitationsService({ db, clock, mailer, limiter, environme
       await countAgainstHourlyLimit(env);
       const token = randomToken('inv_');
       const now = clock.now();
-      const invitation = await db.transaction().execute(async (trx) => {
+      const invitation = await inTransaction(db, async (trx) => {
         const invitations = createInvitationsStore(trx);
         await invitations.lockEmail(environmentId, email);
         const retired = await invitations.retirePending(environmentId, email, now);
@@ -118,7 +116,7 @@ export function createInvitationsService({ db, clock, mailer, limiter, environme
 
     /** PENDING → REVOKED; any other state is 409 with the current status. */
     async revoke(environmentId: string, invitationId: string, by: Caller): Promise<InvitationSummary> {
-      const revoked = await db.transaction().execute(async (trx) => {
+      const revoked = await inTransaction(db, async (trx) => {
         const done = await createInvitationsStore(trx).revoke(environmentId, invitationId, clock.now());
         if (done) await record(trx, environmentId, 'invitation.revoked', invitationId, by);
         return done;
@@ -134,7 +132,7 @@ export function createInvitationsService({ db, clock, mailer, limiter, environme
       if (invitation.status !== 'PENDING') throw invitationNotPending(invitation.status);
       await countAgainstHourlyLimit(env);
       const token = randomToken('inv_');
-      const updated = await db.transaction().execute(async (trx) => {
+      const updated = await inTransaction(db, async (trx) => {
         const done = await createInvitationsStore(trx).replaceToken(environmentId, invitationId, sha256(token), clock.now());
         if (done) await record(trx, environmentId, 'invitation.resent', invitationId, by);
         return done;
@@ -146,16 +144,13 @@ export function createInvitationsService({ db, clock, mailer, limiter, environme
 
     /** Deep-merges the given bags into the locked row; the merged bags together must fit the budget. */
     mergeMetadata(environmentId: string, invitationId: string, patch: MetadataPatchBody): Promise<Invitation> {
-      return db.transaction().execute(async (trx) => {
+      return inTransaction(db, async (trx) => {
         const invitations = createInvitationsStore(trx);
         const now = clock.now();
         const found = await invitations.findForUpdate(environmentId, invitationId, now);
         if (!found) throw invitationNotFound();
-        const { invitation } = found;
-        const publicMetadata = patch.publicMetadata ? deepMerge(invitation.publicMetadata, patch.publicMetadata) : invitation.publicMetadata;
-        const privateMetadata = patch.privateMetadata ? deepMerge(invitation.privateMetadata, patch.privateMetadata) : invitation.privateMetadata;
-        assertMetadataBudget(publicMetadata, privateMetadata);
-        return invitations.setMetadata(environmentId, invitationId, { publicMetadata, privateMetadata }, now);
+        const { publicMetadata, privateMetadata } = found.invitation;
+        return invitations.setMetadata(environmentId, invitationId, mergeBags({ publicMetadata, privateMetadata }, patch), now);
       });
     },
 
@@ -164,27 +159,27 @@ export function createInvitationsService({ db, clock, mailer, limiter, environme
      * that lets a token work once), a verified user carrying its public metadata is created, and a
      * session starts. Any failure leaves the invitation PENDING.
      */
-    async signUp(env: { id: string; settings: EnvironmentSettings }, body: InvitationSignUpBody, origin: SessionOrigin) {
+    async signUp(env: { id: string; settings: EnvironmentSettings }, body: InvitationSignUpBody, origin: CallerContext) {
       if (!body.legalConsentAccepted) throw legalConsentRequired();
       if (env.settings.requiredFields.includes('name') && !body.name) throw nameRequired();
       const tokenHash = sha256(body.token);
       const found = await store.findByToken(env.id, tokenHash, clock.now());
       if (found?.invitation.status !== 'PENDING') throw tokenUnusable(found?.invitation.status);
       const passwordHash = await checkedPasswordHash(body.password, env.settings, found.invitation.email);
-      return db.transaction().execute(async (trx) => {
+      return inTransaction(db, async (trx) => {
         const now = clock.now();
         const userId = uuidv7();
         const invitations = createInvitationsStore(trx);
         const accepted = await invitations.accept(env.id, tokenHash, userId, now);
         // A concurrent redeem got there first (or the state changed since the read): say which state it is in now.
         if (!accepted) throw tokenUnusable((await invitations.findByToken(env.id, tokenHash, now))?.invitation.status);
-        const user = await insertInvitedUser(createUsersStore(trx), env.id, userId, accepted, body.name ?? null, passwordHash, now);
-        const started = await createSessionsService({ db: trx, clock }).start(env.id, user.id, env.settings.session, origin);
+        const user = await insertVerifiedUser(trx, env.id, {
+          id: userId, email: accepted.email, passwordHash, name: body.name ?? null, publicMetadata: accepted.publicMetadata,
+        }, now);
+        const started = await startSession(trx, env.id, user.id, env.settings.session, origin, now);
         if (!started) throw new Error('a user created in this transaction must be active');
-        await record(trx, env.id, 'invitation.accepted', accepted.id, {
-          actor: { type: 'user', id: user.id, impersonatorId: null },
-          context: { ipAddress: origin.ipAddress, userAgent: origin.userAgent?.slice(0, 512) ?? null }, via: 'client_api',
-        }, { userId: user.id });
+        const invitee: Caller = { actor: { type: 'user', id: user.id, impersonatorId: null }, context: origin, via: 'client_api' };
+        await record(trx, env.id, 'invitation.accepted', accepted.id, invitee, { userId: user.id });
         return { user: toClientUser(user), ...started };
       });
     },
@@ -194,13 +189,3 @@ export function createInvitationsService({ db, clock, mailer, limiter, environme
   };
 }
 export type InvitationsService = ReturnType<typeof createInvitationsService>;
-
-async function insertInvitedUser(users: UsersStore, environmentId: string, id: string, invitation: Invitation, name: string | null, passwordHash: string, now: Date) {
-  const user = await users.insert(environmentId, {
-    id, email: invitation.email, emailVerifiedAt: now, registrationState: 'complete', passwordHash,
-    name, firstName: null, lastName: null,
-    publicMetadata: invitation.publicMetadata, privateMetadata: {}, unsafeMetadata: {},
-  }, now);
-  if (user === 'email_taken') throw emailTaken();
-  return user;
-}

@@ -9,6 +9,8 @@ export interface Actor {
 }
 
 export interface CallerContext { ipAddress: string | null; userAgent: string | null }
+/** The context of an HTTP request, whose client IP is always known. */
+export interface RequestContext extends CallerContext { ipAddress: string }
 
 /** The way a change came in; recorded as the producer of the event it writes. */
 export type Channel = 'server_api' | 'client_api' | 'admin_api' | 'cli' | 'bootstrap';

@@ -31,12 +31,6 @@ export function deepMerge(target: JsonObject, patch: JsonObject): JsonObject {
 /** UTF-8 byte length of the compact JSON form. */
 export const jsonByteSize = (value: unknown) => Buffer.byteLength(JSON.stringify(value), 'utf8');
 
-export const METADATA_BUDGET_BYTES = 8192;
-
-/** The three metadata bags together must fit in 8 KB (8192 bytes of compact JSON). */
-export const metadataSize = (...bags: (JsonObject | null | undefined)[]) =>
-  bags.reduce<number>((sum, bag) => sum + jsonByteSize(bag ?? {}), 0);
-
 /**
  * JSON with object keys in sorted order at every depth, so two bodies that differ only in key order
  * (`{"a":1,"b":2}` and `{"b":2,"a":1}`) have the same text; arrays keep their order.

@@ -21,8 +21,8 @@ export function sendSession(
   request: FastifyRequest, reply: FastifyReply, native: boolean,
   result: { user: unknown; session: { expiresAt: string }; token: string }, status = 200,
 ) {
-  const { token, ...body } = result;
-  if (native) return reply.code(status).send({ ...body, sessionToken: token });
-  setSessionCookie(request, reply, token, result.session.expiresAt);
+  const body = { user: result.user, session: result.session };
+  if (native) return reply.code(status).send({ ...body, sessionToken: result.token });
+  setSessionCookie(request, reply, result.token, result.session.expiresAt);
   return reply.code(status).send(body);
 }

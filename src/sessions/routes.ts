@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { NoContent, noContent, Page } from '../platform/http/common-schemas.js';
-import { clientCaller } from '../platform/http/planes.js';
+import { clientCaller, signedIn } from '../platform/http/planes.js';
 import { ListSessionsQuery, Session, SessionParams } from './schemas.js';
 import type { SessionsService } from './service.js';
 
@@ -11,8 +11,8 @@ export function sessionsClientRoutes(sessions: SessionsService): FastifyPluginAs
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     const tags = ['Client: sessions'];
     app.get('/sessions', { schema: { summary: "List the signed-in user's sessions", tags, querystring: ListSessionsQuery, response: { 200: Page(Session) } } },
-      (req) => sessions.listForUser(req.environmentId, req.session!.userId, { status: 'active', ...req.query }));
+      (req) => sessions.listForUser(req.environmentId, signedIn(req).userId, { status: 'active', ...req.query }));
     app.delete('/sessions/:sessionId', { schema: { summary: "End one of the signed-in user's sessions", tags, params: SessionParams, response: { 204: NoContent } } },
-      async (req, reply) => { await sessions.revoke(req.environmentId, req.session!.userId, req.params.sessionId, clientCaller(req)); return noContent(reply); });
+      async (req, reply) => { await sessions.revoke(req.environmentId, signedIn(req).userId, req.params.sessionId, clientCaller(req)); return noContent(reply); });
   };
 }

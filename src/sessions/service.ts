@@ -1,15 +1,17 @@
 import { recordOwnEvent } from '../audit/service.js';
-import type { Caller } from '../platform/caller.js';
+import type { Caller, CallerContext } from '../platform/caller.js';
 import type { Clock } from '../platform/clock.js';
 import { randomToken, sha256 } from '../platform/crypto/tokens.js';
 import { inTransaction, type Db } from '../platform/db/database.js';
+import type { SessionContext } from '../platform/http/planes.js';
 import { ProblemError } from '../platform/http/problem.js';
 import type { JsonObject } from '../platform/json.js';
 import type { ListSessionsQuery } from './schemas.js';
 import { createSessionsStore } from './store.js';
 
 export interface SessionLifetimes { idleTimeoutSeconds: number; maxLifetimeSeconds: number }
-export interface SessionOrigin { ipAddress: string | null; userAgent: string | null; actor?: JsonObject | null }
+/** Where a session starts from: the request's context, and the RFC 8693 actor of an impersonated session. */
+export interface SessionOrigin extends CallerContext { actor?: JsonObject | null }
 
 // Writing last-activity on every request would turn each read into a write. A minute's precision is
 // plenty for long idle timeouts; a short one is kept to a tenth of itself, or a session in steady use
@@ -17,34 +19,46 @@ export interface SessionOrigin { ipAddress: string | null; userAgent: string | n
 const TOUCH_INTERVAL_MS = 60_000;
 const touchIntervalMs = (idleTimeoutSeconds: number) => Math.min(TOUCH_INTERVAL_MS, idleTimeoutSeconds * 100);
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** An impersonated session carries its actor as an RFC 8693 `act` claim: the operator is its `sub`. */
+export function impersonatorOf(actor: JsonObject | null): string | null {
+  const sub = actor?.sub;
+  return typeof sub === 'string' && UUID.test(sub) ? sub : null;
+}
+
 const sessionNotFound = () => new ProblemError(404, 'resource_not_found', 'No session with this id for this user.');
 
-/** Client sessions. Cheap to build, so a caller can build one over its own transaction. */
+/**
+ * Starts a session in the caller's transaction (or on its own): a fresh random token at every sign-in
+ * (no fixation), only its hash stored. Undefined when the user is no longer active (banned or deleted
+ * while signing in).
+ */
+export async function startSession(db: Db, environmentId: string, userId: string, lifetimes: SessionLifetimes, origin: SessionOrigin, now: Date) {
+  const token = randomToken('sess_');
+  const session = await createSessionsStore(db).insert(environmentId, {
+    userId, tokenHash: sha256(token), actor: origin.actor ?? null, ipAddress: origin.ipAddress, userAgent: origin.userAgent?.slice(0, 512) ?? null,
+    idleTimeoutSeconds: lifetimes.idleTimeoutSeconds, expiresAt: new Date(now.getTime() + lifetimes.maxLifetimeSeconds * 1000),
+  }, now);
+  return session && { session, token };
+}
+
+/** Revokes every live session of the user in the caller's transaction; answers how many there were. */
+export const revokeAllSessions = (db: Db, environmentId: string, userId: string, now: Date) =>
+  createSessionsStore(db).revokeAllForUser(environmentId, userId, now);
+
+/** Client sessions: authenticate, list and revoke. */
 export function createSessionsService({ db, clock }: { db: Db; clock: Clock }) {
   const store = createSessionsStore(db);
   return {
-    /**
-     * A fresh random token at every sign-in (no fixation); only its hash is stored. Undefined when the
-     * user is no longer active (banned or deleted while signing in).
-     */
-    async start(environmentId: string, userId: string, lifetimes: SessionLifetimes, origin: SessionOrigin) {
-      const token = randomToken('sess_');
-      const now = clock.now();
-      const session = await store.insert(environmentId, {
-        userId, tokenHash: sha256(token), actor: origin.actor ?? null, ipAddress: origin.ipAddress, userAgent: origin.userAgent?.slice(0, 512) ?? null,
-        idleTimeoutSeconds: lifetimes.idleTimeoutSeconds, expiresAt: new Date(now.getTime() + lifetimes.maxLifetimeSeconds * 1000),
-      }, now);
-      return session && { session, token };
-    },
-    async authenticate(environmentId: string, token: string) {
+    async authenticate(environmentId: string, token: string): Promise<SessionContext | undefined> {
       if (!token.startsWith('sess_')) return undefined;
       const now = clock.now();
       const found = await store.findLiveByToken(environmentId, sha256(token), now);
       if (!found) return undefined;
       if (now.getTime() - found.last_active_at.getTime() > touchIntervalMs(found.idle_timeout_seconds)) await store.touch(environmentId, found.id, now);
-      return { id: found.id, userId: found.user_id, actor: found.actor };
+      return { id: found.id, userId: found.user_id, impersonatorId: impersonatorOf(found.actor) };
     },
-    revokeAllForUser: (environmentId: string, userId: string) => store.revokeAllForUser(environmentId, userId, clock.now()),
     /**
      * Revokes one session of the user and records it in the same transaction; revoking a revoked session
      * again answers the same and records nothing. `reason` tells a sign-out from a revocation.

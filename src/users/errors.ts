@@ -4,7 +4,5 @@ export const userNotFound = () => new ProblemError(404, 'user_not_found', 'No us
 export const userDeleted = () => new ProblemError(403, 'user_deleted', 'The user is deleted; a deleted user cannot be changed.');
 export const emailTaken = () => new ProblemError(409, 'email_taken', 'Another user in this environment has this email.');
 export const weakPassword = (reason: string) => new ProblemError(400, 'weak_password', reason);
-export const metadataTooLarge = (bytes: number) =>
-  new ProblemError(400, 'metadata_too_large', `The three metadata bags together take ${bytes} bytes; the limit is 8192.`, { bytes, limit: 8192 });
 export const emailRequired = () => new ProblemError(400, 'email_required', 'This environment requires an email address.');
 export const nameRequired = () => new ProblemError(400, 'name_required', 'This environment requires a first and a last name.');

@@ -1,13 +1,13 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import { NoContent, noContent, Page } from '../platform/http/common-schemas.js';
-import { clientCaller, serverCaller } from '../platform/http/planes.js';
+import { NoContent, noContent, Page, PageQuery } from '../platform/http/common-schemas.js';
+import { clientCaller, serverCaller, signedIn } from '../platform/http/planes.js';
 import { ListSessionsQuery, Session, UserSessionParams } from '../sessions/schemas.js';
 import {
   ClientUser, CreateUserBody, ListUsersQuery, MetadataPatchBody, SearchUsersBody, UpdateMeBody, UpdateUserBody, User, UserParams,
 } from './schemas.js';
-import { toClientUser, type UsersService } from './service.js';
-import { PageQuery } from '../platform/http/common-schemas.js';
+import { toClientUser } from './accounts.js';
+import type { UsersService } from './service.js';
 
 const tags = ['Users'];
 
@@ -48,8 +48,8 @@ export function usersClientRoutes(users: UsersService): FastifyPluginAsync {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     const tags = ['Client: current user'];
     app.get('/me', { schema: { summary: 'Get the signed-in user', tags, response: { 200: ClientUser } } },
-      async (req) => toClientUser(await users.get(req.environmentId, req.session!.userId)));
+      async (req) => toClientUser(await users.get(req.environmentId, signedIn(req).userId)));
     app.patch('/me', { schema: { summary: "Update the signed-in user's profile and unsafe metadata", tags, body: UpdateMeBody, response: { 200: ClientUser } } },
-      async (req) => toClientUser(await users.update(req.environmentId, req.session!.userId, req.body, clientCaller(req))));
+      async (req) => toClientUser(await users.update(req.environmentId, signedIn(req).userId, req.body, clientCaller(req))));
   };
 }

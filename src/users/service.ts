@@ -1,55 +1,29 @@
 import { recordOwnEvent } from '../audit/service.js';
 import type { EnvironmentsService } from '../environments/service.js';
-import type { Caller } from '../platform/caller.js';
 import type { EnvironmentSettings } from '../environments/settings.js';
+import type { Caller } from '../platform/caller.js';
 import { createCache } from '../platform/cache.js';
 import type { Clock } from '../platform/clock.js';
-import { hashPassword } from '../platform/crypto/passwords.js';
-import type { Db } from '../platform/db/database.js';
+import { inTransaction, type Db } from '../platform/db/database.js';
 import type { PageQuery } from '../platform/http/common-schemas.js';
-import { canonicalJson, deepMerge, METADATA_BUDGET_BYTES, metadataSize, type JsonObject } from '../platform/json.js';
-import { createSessionsService } from '../sessions/service.js';
+import { canonicalJson, type JsonObject } from '../platform/json.js';
+import { assertMetadataBudget, mergeBags } from '../platform/metadata.js';
 import type { ListSessionsQuery } from '../sessions/schemas.js';
-import { emailRequired, emailTaken, metadataTooLarge, nameRequired, userDeleted, userNotFound, weakPassword } from './errors.js';
-import { passwordProblem } from './password-policy.js';
-import type { ClientUser, CreateUserBody, MetadataPatchBody, UpdateMeBody, UpdateUserBody, User, UserFilter } from './schemas.js';
-import { createUsersStore, type NewUser, type ProfileChanges, type UsersStore } from './store.js';
+import { revokeAllSessions, type SessionsService } from '../sessions/service.js';
+import { checkedPasswordHash, insertUser, joinName, normalizeEmail } from './accounts.js';
+import { emailRequired, emailTaken, nameRequired, userDeleted, userNotFound } from './errors.js';
+import type { CreateUserBody, MetadataPatchBody, UpdateMeBody, UpdateUserBody, User, UserFilter } from './schemas.js';
+import { createUsersStore, type ProfileChanges, type UsersStore } from './store.js';
 
-export interface UsersDeps { db: Db; clock: Clock; environments: Pick<EnvironmentsService, 'record'> }
-
-export const normalizeEmail = (email: string) => email.trim().toLowerCase();
-
-const joinName = (first?: string | null, last?: string | null) => [first, last].filter(Boolean).join(' ') || null;
-
-export function toClientUser(user: User): ClientUser {
-  const { privateMetadata: _private, ...client } = user;
-  return client;
-}
-
-export function assertMetadataBudget(...bags: Parameters<typeof metadataSize>) {
-  const bytes = metadataSize(...bags);
-  if (bytes > METADATA_BUDGET_BYTES) throw metadataTooLarge(bytes);
-}
-
-/** The password's argon2id hash once it meets the environment's policy; 400 weak_password (before any hashing) otherwise. */
-export async function checkedPasswordHash(password: string, settings: EnvironmentSettings, email: string | null | undefined) {
-  const problem = passwordProblem(password, settings.passwordPolicy, email);
-  if (problem) throw weakPassword(problem);
-  return hashPassword(password);
-}
-
-/** The account side of a password reset, over the caller's transaction (cheap to build, like the sessions service). */
-export function createPasswordResetAccounts({ db, clock }: { db: Db; clock: Clock }) {
-  const users = createUsersStore(db);
-  return {
-    /** Sets the new hash, clears the sign-in lockout and completes a pending registration; undefined unless the user is active. */
-    applyReset: (environmentId: string, userId: string, passwordHash: string) =>
-      users.resetPassword(environmentId, userId, passwordHash, clock.now()),
-  };
+export interface UsersDeps {
+  db: Db; clock: Clock;
+  environments: Pick<EnvironmentsService, 'record'>;
+  sessions: Pick<SessionsService, 'listForUser' | 'revoke'>;
 }
 
 const BAGS = ['publicMetadata', 'privateMetadata', 'unsafeMetadata'] as const;
 type Bags = Pick<User, (typeof BAGS)[number]>;
+const bagsOf = (user: User): Bags => ({ publicMetadata: user.publicMetadata, privateMetadata: user.privateMetadata, unsafeMetadata: user.unsafeMetadata });
 
 /** Per bag that changed, the top-level keys the patch named (never their values); undefined when nothing changed. */
 function metadataKeysChanged(before: Bags, after: Bags, patch: Partial<Bags>): Record<string, string[]> | undefined {
@@ -57,9 +31,13 @@ function metadataKeysChanged(before: Bags, after: Bags, patch: Partial<Bags>): R
   return changed.length === 0 ? undefined : Object.fromEntries(changed.map((bag) => [bag, Object.keys(patch[bag]!).sort()]));
 }
 
-export function createUsersService({ db, clock, environments }: UsersDeps) {
+const unlessTaken = <T>(result: T | 'email_taken') => {
+  if (result === 'email_taken') throw emailTaken();
+  return result;
+};
+
+export function createUsersService({ db, clock, environments, sessions }: UsersDeps) {
   const users = createUsersStore(db);
-  const sessions = createSessionsService({ db, clock });
   const knownUsers = createCache<true>(clock, { ttlMs: 10 * 60_000, maxEntries: 100_000 });
 
   /** The user as it is now; 404 when absent (another environment's user is absent too). */
@@ -79,14 +57,10 @@ export function createUsersService({ db, clock, environments }: UsersDeps) {
     const user = await existing(environmentId, userId);
     throw user.status === 'deleted' ? userDeleted() : userNotFound();
   }
-  const unlessTaken = <T>(result: T | 'email_taken') => {
-    if (result === 'email_taken') throw emailTaken();
-    return result;
-  };
 
   /** Runs a change against the user row as it is under a lock, so concurrent changes never undo each other. */
   function changeLocked<T>(environmentId: string, userId: string, change: (store: UsersStore, current: User, trx: Db) => Promise<T>): Promise<T> {
-    return db.transaction().execute(async (trx) => {
+    return inTransaction(db, async (trx) => {
       const store = createUsersStore(trx);
       const current = await store.findForUpdate(environmentId, userId);
       if (!current) throw userNotFound();
@@ -99,23 +73,19 @@ export function createUsersService({ db, clock, environments }: UsersDeps) {
   const recordUserEvent = (trx: Db, environmentId: string, userId: string, action: string, by: Caller, metadata: JsonObject = {}) =>
     recordOwnEvent(trx, environmentId, { action, ...by, targets: [{ type: 'user', id: userId }], metadata }, clock.now());
 
-  /**
-   * Deep-merges each given bag into the locked row; the merged bags together must fit the budget. A merge
-   * that changes something is recorded with the top-level keys it touched per bag, never the values.
-   */
-  function mergeMetadata(environmentId: string, userId: string, patch: MetadataPatchBody, by: Caller): Promise<User> {
-    return changeLocked(environmentId, userId, async (store, current, trx) => {
-      const [publicMetadata, privateMetadata, unsafeMetadata] = BAGS.map((bag) => {
-        const changes = patch[bag];
-        return changes ? deepMerge(current[bag], changes) : current[bag];
-      });
-      assertMetadataBudget(publicMetadata, privateMetadata, unsafeMetadata);
-      const updated = await store.setMetadata(environmentId, userId, { publicMetadata, privateMetadata, unsafeMetadata }, clock.now());
-      const changedKeys = metadataKeysChanged(current, updated, patch);
-      if (changedKeys) await recordUserEvent(trx, environmentId, userId, 'user.metadata_updated', by, { changedKeys });
+  /** Records a metadata change with the top-level keys it touched per bag (never the values); nothing when nothing changed. */
+  async function recordMetadataChange(trx: Db, environmentId: string, before: User, after: User, patch: Partial<Bags>, by: Caller) {
+    const changedKeys = metadataKeysChanged(bagsOf(before), bagsOf(after), patch);
+    if (changedKeys) await recordUserEvent(trx, environmentId, after.id, 'user.metadata_updated', by, { changedKeys });
+  }
+
+  /** Deep-merges each given bag into the locked row; the merged bags together must fit the budget. */
+  const mergeMetadata = (environmentId: string, userId: string, patch: MetadataPatchBody, by: Caller): Promise<User> =>
+    changeLocked(environmentId, userId, async (store, current, trx) => {
+      const updated = await store.setMetadata(environmentId, userId, mergeBags(bagsOf(current), patch), clock.now());
+      await recordMetadataChange(trx, environmentId, current, updated, patch, by);
       return updated;
     });
-  }
 
   /** The password's hash, checked against the policy and the email the user will have; hashed before any lock is taken. */
   async function newPasswordHash(environmentId: string, userId: string, password: string, newEmail: string | undefined) {
@@ -132,12 +102,11 @@ export function createUsersService({ db, clock, environments }: UsersDeps) {
       assertMetadataBudget(bags.publicMetadata, bags.privateMetadata, bags.unsafeMetadata);
       const email = body.email ? normalizeEmail(body.email) : null;
       const now = clock.now();
-      const user: NewUser = {
+      return insertUser(db, environmentId, {
         email, emailVerifiedAt: email ? now : null, registrationState: 'complete',
         passwordHash: body.password === undefined ? null : await checkedPasswordHash(body.password, settings, email),
         firstName: body.firstName ?? null, lastName: body.lastName ?? null, name: joinName(body.firstName, body.lastName), ...bags,
-      };
-      return unlessTaken(await users.insert(environmentId, user, now));
+      }, now);
     },
     get: existing,
     /**
@@ -167,19 +136,16 @@ export function createUsersService({ db, clock, environments }: UsersDeps) {
       const email = 'email' in body && body.email !== undefined ? normalizeEmail(body.email) : undefined;
       const passwordHash = 'password' in body && body.password !== undefined
         ? await newPasswordHash(environmentId, userId, body.password, email) : undefined;
+      const unsafeMetadata = 'unsafeMetadata' in body ? body.unsafeMetadata : undefined;
       return changeLocked(environmentId, userId, async (store, current, trx) => {
         const changes: ProfileChanges = { firstName: body.firstName, lastName: body.lastName, locale: body.locale, name: body.name, email, passwordHash };
         if (body.name === undefined && (body.firstName !== undefined || body.lastName !== undefined)) {
           changes.name = joinName(body.firstName === undefined ? current.firstName : body.firstName, body.lastName === undefined ? current.lastName : body.lastName);
         }
-        if ('unsafeMetadata' in body && body.unsafeMetadata !== undefined) {
-          changes.unsafeMetadata = deepMerge(current.unsafeMetadata, body.unsafeMetadata);
-          assertMetadataBudget(current.publicMetadata, current.privateMetadata, changes.unsafeMetadata);
-        }
+        if (unsafeMetadata) changes.unsafeMetadata = mergeBags(bagsOf(current), { unsafeMetadata }).unsafeMetadata;
         const updated = unlessTaken(await store.updateProfile(environmentId, userId, changes, clock.now()));
         if (!updated) throw userNotFound(); // cannot happen under the lock; never query outside the transaction here
-        const changedKeys = 'unsafeMetadata' in body && body.unsafeMetadata ? metadataKeysChanged(current, updated, { unsafeMetadata: body.unsafeMetadata }) : undefined;
-        if (changedKeys) await recordUserEvent(trx, environmentId, userId, 'user.metadata_updated', by, { changedKeys });
+        if (unsafeMetadata) await recordMetadataChange(trx, environmentId, current, updated, { unsafeMetadata }, by);
         return updated;
       });
     },
@@ -191,7 +157,7 @@ export function createUsersService({ db, clock, environments }: UsersDeps) {
     ban: (environmentId: string, userId: string, by: Caller): Promise<User> =>
       changeLocked(environmentId, userId, async (store, current, trx) => {
         const user = (await store.setStatus(environmentId, userId, 'banned', clock.now()))!;
-        const revokedSessions = await createSessionsService({ db: trx, clock }).revokeAllForUser(environmentId, userId);
+        const revokedSessions = await revokeAllSessions(trx, environmentId, userId, clock.now());
         if (current.status !== 'banned') await recordUserEvent(trx, environmentId, userId, 'user.banned', by, { revokedSessions });
         return user;
       }),
@@ -205,10 +171,10 @@ export function createUsersService({ db, clock, environments }: UsersDeps) {
       }),
     /** Soft delete: the first call revokes everything and answers; any later one is 403 user_deleted. */
     async softDelete(environmentId: string, userId: string, by: Caller): Promise<void> {
-      const deleted = await db.transaction().execute(async (trx) => {
+      const deleted = await inTransaction(db, async (trx) => {
         const user = await createUsersStore(trx).softDelete(environmentId, userId, clock.now());
         if (!user) return undefined;
-        const revokedSessions = await createSessionsService({ db: trx, clock }).revokeAllForUser(environmentId, userId);
+        const revokedSessions = await revokeAllSessions(trx, environmentId, userId, clock.now());
         await recordUserEvent(trx, environmentId, userId, 'user.deleted', by, { revokedSessions });
         return user;
       });
@@ -221,12 +187,12 @@ export function createUsersService({ db, clock, environments }: UsersDeps) {
       const { settings } = await environments.record(environmentId);
       if (settings.requiredFields.includes('name') && !(input.name || (input.firstName && input.lastName))) throw nameRequired();
       const email = normalizeEmail(input.email);
-      return unlessTaken(await users.insert(environmentId, {
+      return insertUser(db, environmentId, {
         email, passwordHash: await checkedPasswordHash(input.password, settings, email), emailVerifiedAt: null,
         registrationState: input.pending ? 'pending_email_verification' : 'complete',
         firstName: input.firstName ?? null, lastName: input.lastName ?? null, name: input.name ?? joinName(input.firstName, input.lastName),
         publicMetadata: {}, privateMetadata: {}, unsafeMetadata: {},
-      }, clock.now()));
+      }, clock.now());
     },
     findCredentials: (environmentId: string, email: string) => users.findCredentials(environmentId, normalizeEmail(email)),
     reserveSignInAttempt: (environmentId: string, email: string, lockout: EnvironmentSettings['lockout']) =>
@@ -238,8 +204,8 @@ export function createUsersService({ db, clock, environments }: UsersDeps) {
     /** Revokes every active session; recorded when there was at least one. */
     async revokeAllSessions(environmentId: string, userId: string, by: Caller): Promise<void> {
       await changeable(environmentId, userId);
-      await db.transaction().execute(async (trx) => {
-        const revokedSessions = await createSessionsService({ db: trx, clock }).revokeAllForUser(environmentId, userId);
+      await inTransaction(db, async (trx) => {
+        const revokedSessions = await revokeAllSessions(trx, environmentId, userId, clock.now());
         if (revokedSessions > 0) await recordUserEvent(trx, environmentId, userId, 'user.sessions_revoked', by, { revokedSessions });
       });
     },

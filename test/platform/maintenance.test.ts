@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createAuthService } from '../../src/auth/service.js';
+import { createEmailedCodesService } from '../../src/auth/service/codes.js';
 import { createEnvironmentsService } from '../../src/environments/service.js';
 import { systemCaller } from '../../src/platform/caller.js';
 import { createTestClock } from '../../src/platform/clock.js';
@@ -7,6 +7,7 @@ import { scheduleMaintenance } from '../../src/platform/maintenance.js';
 import { createRateLimiter } from '../../src/platform/rate-limit.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { PASSWORD } from '../helpers/given.js';
+import { signUp } from '../helpers/flows.js';
 
 const DAY = 86_400_000;
 // Pruning is global (every environment), and under TEST_DATABASE_URL other test files share the
@@ -39,13 +40,12 @@ describe('housekeeping of spent rate-limit windows and codes', () => {
   it('deletes verification codes a day past their expiry and keeps live ones', async () => {
     const env = await t.given.environment();
     t.clock.set(LONG_AGO);
-    const signUp = (email: string) => t.client(env).post('/auth/sign-up', { email, password: PASSWORD });
-    expect((await signUp('early@example.com')).statusCode).toBe(201);
+    expect((await signUp(t, env, 'early@example.com')).statusCode).toBe(201);
     t.clock.advance(DAY + 10 * 60_000 + 1);
-    expect((await signUp('late@example.com')).statusCode).toBe(201);
-    const auth = createAuthService({
+    expect((await signUp(t, env, 'late@example.com')).statusCode).toBe(201);
+    const auth = createEmailedCodesService({
       db: t.db, clock: t.clock, mailer: { send: async () => {}, close: () => {} },
-      users: undefined as never, sessions: undefined as never, limiter: createRateLimiter(t.db, t.clock),
+      users: undefined as never, limiter: createRateLimiter(t.db, t.clock),
     });
 
     await auth.pruneExpiredCodes();

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSessionsService } from '../../src/sessions/service.js';
+import { startSession } from '../../src/sessions/service.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 
 const LIFETIMES = { idleTimeoutSeconds: 3600, maxLifetimeSeconds: 86_400 };
@@ -16,14 +16,13 @@ describe('starting a session for a user who is being banned', () => {
 
   it('starts no session for a banned or deleted user', async () => {
     const env = await t.given.environment();
-    const sessions = createSessionsService({ db: t.db, clock: t.clock });
     const banned = await t.given.user(env);
     const deleted = await t.given.user(env);
     await t.server(env).post(`/users/${banned.id}/ban`);
     await t.server(env).delete(`/users/${deleted.id}`);
 
-    expect(await sessions.start(env.id, banned.id, LIFETIMES, ORIGIN)).toBeUndefined();
-    expect(await sessions.start(env.id, deleted.id, LIFETIMES, ORIGIN)).toBeUndefined();
+    expect(await startSession(t.db, env.id, banned.id, LIFETIMES, ORIGIN, t.clock.now())).toBeUndefined();
+    expect(await startSession(t.db, env.id, deleted.id, LIFETIMES, ORIGIN, t.clock.now())).toBeUndefined();
     expect(await sessionsOf(env.id, banned.id)).toEqual([]);
     expect(await sessionsOf(env.id, deleted.id)).toEqual([]);
   });
@@ -39,7 +38,7 @@ describe('starting a session for a user who is being banned', () => {
       await banning.query(`update users set status = 'banned' where environment_id = $1 and id = $2`, [env.id, user.id]);
 
       let settled = false;
-      const starting = createSessionsService({ db: t.db, clock: t.clock }).start(env.id, user.id, LIFETIMES, ORIGIN)
+      const starting = startSession(t.db, env.id, user.id, LIFETIMES, ORIGIN, t.clock.now())
         .finally(() => { settled = true; });
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect(settled).toBe(false); // blocked on the user row until the ban commits

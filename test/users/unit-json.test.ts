@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { deepMerge, jsonByteSize, METADATA_BUDGET_BYTES, metadataSize } from '../../src/platform/json.js';
+import { deepMerge, jsonByteSize } from '../../src/platform/json.js';
+import { METADATA_BUDGET_BYTES, metadataSize } from '../../src/platform/metadata.js';
 
 describe('deepMerge', () => {
   it('merges nested objects recursively and keeps keys the patch does not mention', () => {

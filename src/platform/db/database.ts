@@ -79,7 +79,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
  * the database run it one at a time (check-then-create steps such as the first-start bootstrap).
  */
 export function transactionWithLock<T>(db: Db, lockKey: number, fn: (trx: Db) => Promise<T>): Promise<T> {
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     await sql`select pg_advisory_xact_lock(${lockKey})`.execute(trx);
     return fn(trx);
   });

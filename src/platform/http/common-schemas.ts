@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox';
+import { CLAMP_KEYWORD } from './validation.js';
 
 export const Uuid = Type.String({ format: 'uuid' });
 export const DateTime = Type.String({ format: 'date-time' });
@@ -12,14 +13,22 @@ const StrictNull = Type.Unsafe<null>({ const: null } as TSchema);
 export const NullableInput = <T extends TSchema>(schema: T) => Type.Union([StrictNull, schema]);
 
 export const Email = Type.String({ format: 'email', minLength: 3, maxLength: 320 });
-/** A free-form JSON object (metadata bags). */
+/** A free-form JSON object (metadata bags); its type is platform/json's JsonObject. */
 export const JsonObject = Type.Record(Type.String(), Type.Unknown());
-export type JsonObject = Static<typeof JsonObject>;
 
-export const PageQuery = Type.Object({
-  limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size, 1 to 100.' }),
+export const PAGE_SIZE = { min: 1, max: 100, default: 20 };
+
+/**
+ * A keyset page query. A `limit` outside 1 to 100 is refused by default (invitation search); lists that
+ * clamp it instead (organizations, members) take `pageQuery({ outOfRange: 'clamp' })`.
+ */
+export const pageQuery = ({ outOfRange = 'reject' }: { outOfRange?: 'reject' | 'clamp' } = {}) => Type.Object({
+  limit: outOfRange === 'reject'
+    ? Type.Integer({ minimum: PAGE_SIZE.min, maximum: PAGE_SIZE.max, default: PAGE_SIZE.default, description: 'Page size, 1 to 100.' })
+    : Type.Integer({ [CLAMP_KEYWORD]: [PAGE_SIZE.min, PAGE_SIZE.max], default: PAGE_SIZE.default, description: 'Page size; a value outside 1 to 100 is taken as the nearest bound.' }),
   cursor: Type.Optional(Type.String({ format: 'uuid', description: "The previous page's nextCursor." })),
 }, { additionalProperties: false });
+export const PageQuery = pageQuery();
 export type PageQuery = Static<typeof PageQuery>;
 
 export const Page = <T extends TSchema>(item: T) => Type.Object({

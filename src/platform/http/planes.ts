@@ -1,20 +1,25 @@
 import cookie from '@fastify/cookie';
 import cors from '@fastify/cors';
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { systemCaller, type Caller, type CallerContext } from '../caller.js';
+import { systemCaller, type Caller, type RequestContext } from '../caller.js';
 import { ProblemError } from './problem.js';
 
-/** What the client plane knows about the environment a request's Host header names. */
+/**
+ * What the client plane knows about the environment a request's Host header names. The environments
+ * domain adds its settings to this interface (declaration merging), so routes read them typed.
+ */
 export interface ClientEnvironment {
   id: string;
   frontendHost: string;
   allowedOrigins: string[];
 }
 
+/** The signed-in session of a client-plane request. */
 export interface SessionContext {
   id: string;
   userId: string;
-  actor: Record<string, unknown> | null;
+  /** The operator behind an impersonated session, when there is one. */
+  impersonatorId: string | null;
 }
 
 declare module 'fastify' {
@@ -66,28 +71,28 @@ export function serverPlane(authenticate: SecretKeyAuthenticator, routes: Fastif
   };
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Where a request comes from, as sessions and the audit trail keep it: the client IP and its user agent, cut to 512 characters. */
+export const requestContext = (request: FastifyRequest): RequestContext =>
+  ({ ipAddress: request.ip, userAgent: request.headers['user-agent']?.slice(0, 512) ?? null });
 
-const contextOf = (request: FastifyRequest): CallerContext =>
-  ({ ipAddress: request.ip ?? null, userAgent: request.headers['user-agent']?.slice(0, 512) ?? null });
+/** The session of a request on the signed-in part of the client plane, whose hook has set it. */
+export function signedIn(request: FastifyRequest): SessionContext {
+  if (!request.session) throw new Error(`${request.method} ${request.routeOptions.url} is served outside the signed-in client plane`);
+  return request.session;
+}
 
 /** The caller of a Server API request: the secret key that authenticated it. */
 export const serverCaller = (request: FastifyRequest): Caller =>
-  ({ actor: { type: 'api_key', id: request.secretKeyId, impersonatorId: null }, context: contextOf(request), via: 'server_api' });
+  ({ actor: { type: 'api_key', id: request.secretKeyId, impersonatorId: null }, context: requestContext(request), via: 'server_api' });
 
 /** The caller of a signed-in client-plane request: the user, and the operator when the session is impersonated. */
 export function clientCaller(request: FastifyRequest): Caller {
-  const session = request.session!;
-  // An impersonated session carries its actor as an RFC 8693 `act` claim: the operator is its `sub`.
-  const sub = session.actor?.sub;
-  return {
-    actor: { type: 'user', id: session.userId, impersonatorId: typeof sub === 'string' && UUID.test(sub) ? sub : null },
-    context: contextOf(request), via: 'client_api',
-  };
+  const { userId, impersonatorId } = signedIn(request);
+  return { actor: { type: 'user', id: userId, impersonatorId }, context: requestContext(request), via: 'client_api' };
 }
 
 /** The caller of an admin-plane request: the operator holding the admin token. */
-export const adminCaller = (request: FastifyRequest): Caller => systemCaller('admin_api', contextOf(request));
+export const adminCaller = (request: FastifyRequest): Caller => systemCaller('admin_api', requestContext(request));
 
 /** The admin plane: only when GATEHOUSE_ADMIN_TOKEN is set, with that token as bearer. */
 export function adminPlane(adminToken: string, compare: (a: string, b: string) => boolean, routes: FastifyPluginAsync[]): FastifyPluginAsync {
@@ -102,7 +107,7 @@ export function adminPlane(adminToken: string, compare: (a: string, b: string) =
 
 export interface ClientPlaneDeps {
   resolveEnvironment(host: string): Promise<ClientEnvironment | undefined>;
-  authenticateSession(environmentId: string, token: string, request: FastifyRequest): Promise<SessionContext | undefined>;
+  authenticateSession(environmentId: string, token: string): Promise<SessionContext | undefined>;
   /** Routes that work without a session (sign-up, sign-in, ...). */
   publicRoutes: FastifyPluginAsync[];
   /** Routes that need a signed-in user. */
@@ -152,7 +157,7 @@ export function clientPlane(deps: ClientPlaneDeps): FastifyPluginAsync {
         const cookie = bearer ? undefined : request.cookies[SESSION_COOKIE];
         const token = bearer ?? cookie;
         if (!token) throw unauthenticated('Sign in first: no session cookie or bearer session token was sent.');
-        const session = await deps.authenticateSession(request.environmentId, token, request);
+        const session = await deps.authenticateSession(request.environmentId, token);
         if (!session) throw unauthenticated('The session is invalid, expired or revoked.');
         if (cookie && !SAFE_METHODS.has(request.method) && request.headers.origin === undefined) {
           throw new ProblemError(403, 'forbidden', 'A cookie-authenticated change must carry an Origin header.');

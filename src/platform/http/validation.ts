@@ -7,6 +7,19 @@ type FormatsPlugin = (ajv: Ajv) => Ajv;
 const formats = ajvFormats as unknown as { default: FormatsPlugin | { default: FormatsPlugin } };
 const addFormats: FormatsPlugin = typeof formats.default === 'function' ? formats.default : formats.default.default;
 
+/** Schema keyword `x-clamp: [min, max]`: a number outside the range is replaced by the nearest bound instead of refused. */
+export const CLAMP_KEYWORD = 'x-clamp';
+
+function addClamp(ajv: Ajv) {
+  return ajv.addKeyword({
+    keyword: CLAMP_KEYWORD, type: 'number', schemaType: 'array', modifying: true,
+    validate: ([min, max]: [number, number], data: number, _schema: unknown, context?: { parentData: Record<string | number, unknown>; parentDataProperty: string | number }) => {
+      if (context) context.parentData[context.parentDataProperty] = Math.min(max, Math.max(min, data));
+      return true;
+    },
+  });
+}
+
 const common: Options = { removeAdditional: false, useDefaults: true, allErrors: true, strict: false };
 
 /**
@@ -14,7 +27,7 @@ const common: Options = { removeAdditional: false, useDefaults: true, allErrors:
  * and path parameters arrive as text, so there (and only there) values are coerced to the schema's types.
  */
 export function registerValidators(app: FastifyInstance) {
-  const exact = addFormats(new Ajv({ ...common, coerceTypes: false }));
-  const coercing = addFormats(new Ajv({ ...common, coerceTypes: 'array' }));
+  const exact = addClamp(addFormats(new Ajv({ ...common, coerceTypes: false })));
+  const coercing = addClamp(addFormats(new Ajv({ ...common, coerceTypes: 'array' })));
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? exact : coercing).compile(schema));
 }

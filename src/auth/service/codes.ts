@@ -1,0 +1,134 @@
+import type { RequestContext } from '../../platform/caller.js';
+import type { Clock } from '../../platform/clock.js';
+import { randomCode, sha256 } from '../../platform/crypto/tokens.js';
+import { inTransaction, type Db } from '../../platform/db/database.js';
+import { escapeHtml, type Mailer } from '../../platform/mail/mailer.js';
+import type { RateLimiter } from '../../platform/rate-limit.js';
+import { revokeAllSessions, startSession } from '../../sessions/service.js';
+import { applyPasswordReset, checkedPasswordHash, normalizeEmail, toClientUser } from '../../users/accounts.js';
+import type { User } from '../../users/schemas.js';
+import type { UsersService } from '../../users/service.js';
+import { invalidCode } from '../errors.js';
+import type { ResetPasswordBody, VerifyEmailBody } from '../schemas.js';
+import { createCodesStore, type CodePurpose } from '../store.js';
+import { signInAs, throttle, type AuthEnvironment } from './common.js';
+
+export interface EmailedCodesDeps {
+  db: Db; clock: Clock; mailer: Mailer; limiter: RateLimiter;
+  users: Pick<UsersService, 'findCredentials' | 'completeRegistration'>;
+}
+
+const CODE_LIFETIME_MS = 10 * 60_000;
+const CODE_SENDS_PER_EMAIL = { max: 5, windowSeconds: 3600 };
+const CODE_SENDS_PER_IP = { max: 30, windowSeconds: 3600 };
+// Every reset attempt runs a password hash (unknown emails too, so they cost the same): cap them per client.
+const RESET_ATTEMPTS_PER_IP = { max: 100, windowSeconds: 3600 };
+
+const CODE_MAILS: Record<CodePurpose, { name: string; ifNotYou: string }> = {
+  verify_email: { name: 'verification code', ifNotYou: 'If you did not sign up, ignore this email.' },
+  reset_password: { name: 'password reset code', ifNotYou: 'If you did not ask to reset your password, ignore this email; your password stays as it is.' },
+};
+
+const codeHash = (userId: string, code: string) => sha256(`${userId}:${code}`);
+
+/** Client-plane flows that mail a 6-digit code: email verification and password reset. */
+export function createEmailedCodesService({ db, clock, mailer, limiter, users }: EmailedCodesDeps) {
+  const codes = createCodesStore(db);
+
+  /** A new 6-digit code for the purpose, replacing any earlier one, stored hashed and mailed to the user. */
+  async function mailCode(env: AuthEnvironment, user: User, purpose: CodePurpose) {
+    const code = randomCode();
+    const now = clock.now();
+    await codes.replace(env.id, user.id, purpose, codeHash(user.id, code), new Date(now.getTime() + CODE_LIFETIME_MS), now);
+    const { name, ifNotYou } = CODE_MAILS[purpose];
+    await mailer.send(env.id, {
+      to: user.email!,
+      subject: `Your ${name} is ${code}`,
+      text: `Your ${name} is ${code}. It expires in 10 minutes. ${ifNotYou}`,
+      html: `<p>Your ${name} is <strong>${escapeHtml(code)}</strong>.</p><p>It expires in 10 minutes. ${escapeHtml(ifNotYou)}</p>`,
+    });
+  }
+
+  /** Tells the owner after a reset; carries no code or password. */
+  function mailPasswordChanged(env: AuthEnvironment, user: User) {
+    const notice = `The password of your account ${user.email} was changed at ${user.updatedAt} with a reset code sent to this address, and every session was signed out.`;
+    const ifNotYou = 'If you did not do this, ask for a new reset code at once and tell your administrator.';
+    return mailer.send(env.id, {
+      to: user.email!,
+      subject: 'Your password was changed',
+      text: `${notice} ${ifNotYou}`,
+      html: `<p>${escapeHtml(notice)}</p><p>${escapeHtml(ifNotYou)}</p>`,
+    });
+  }
+
+  /**
+   * One transaction: the code is used up, the password set, the lockout cleared, every session revoked
+   * and a fresh one started. A wrong code commits only its counted try (so 5 of them burn the code) and
+   * yields undefined, as does a user who stopped being active.
+   */
+  function applyReset(env: AuthEnvironment, userId: string, code: string, passwordHash: string, origin: RequestContext) {
+    return inTransaction(db, async (trx) => {
+      const now = clock.now();
+      if (!(await createCodesStore(trx).consume(env.id, userId, 'reset_password', codeHash(userId, code), now))) return undefined;
+      const user = await applyPasswordReset(trx, env.id, userId, passwordHash, now);
+      if (!user) return undefined;
+      await revokeAllSessions(trx, env.id, userId, now);
+      const started = await startSession(trx, env.id, userId, env.settings.session, origin, now);
+      if (!started) throw invalidCode(); // cannot happen: the user row is locked and active; roll everything back
+      return { user, ...started };
+    });
+  }
+
+  return {
+    /** Housekeeping: codes a day past expiry are gone for good. */
+    pruneExpiredCodes: () => codes.deleteExpired(new Date(clock.now().getTime() - 86_400_000)),
+
+    /** Mails the code that completes a pending sign-up. */
+    mailVerificationCode: (env: AuthEnvironment, user: User) => mailCode(env, user, 'verify_email'),
+
+    /** Sends a new code to a pending account; answers the same whether or not the account exists. */
+    async resendVerificationCode(env: AuthEnvironment, email: string, ipAddress: string) {
+      await throttle(limiter, env, `verify_email_send:ip:${ipAddress}`, CODE_SENDS_PER_IP);
+      await throttle(limiter, env, `verify_email_send:email:${normalizeEmail(email)}`, CODE_SENDS_PER_EMAIL);
+      const found = await users.findCredentials(env.id, email);
+      if (found && found.user.registrationState === 'pending_email_verification') await mailCode(env, found.user, 'verify_email');
+    },
+
+    async verifyEmail(env: AuthEnvironment, body: VerifyEmailBody, origin: RequestContext) {
+      const found = await users.findCredentials(env.id, body.email);
+      if (!found || found.user.registrationState !== 'pending_email_verification') throw invalidCode();
+      if (!(await codes.consume(env.id, found.user.id, 'verify_email', codeHash(found.user.id, body.code), clock.now()))) throw invalidCode();
+      const user = await users.completeRegistration(env.id, found.user.id);
+      if (!user) throw invalidCode();
+      return signInAs(db, clock, env, user, origin);
+    },
+
+    /**
+     * Mails a reset code to a live account (not deleted, not banned); answers the same for any email.
+     * The per-email limit counts every request for the address, account or not, so it reveals nothing.
+     */
+    async requestPasswordReset(env: AuthEnvironment, email: string, ipAddress: string) {
+      await throttle(limiter, env, `forgot_password:ip:${ipAddress}`, CODE_SENDS_PER_IP);
+      await throttle(limiter, env, `forgot_password:email:${normalizeEmail(email)}`, CODE_SENDS_PER_EMAIL);
+      const found = await users.findCredentials(env.id, email);
+      if (found && found.user.status === 'active') await mailCode(env, found.user, 'reset_password');
+    },
+
+    /**
+     * The policy check and the hash come first, for any email: a weak password never uses up the code
+     * or a try, and an unknown email costs and answers like a live one with a wrong code.
+     */
+    async resetPassword(env: AuthEnvironment, body: ResetPasswordBody, origin: RequestContext) {
+      await throttle(limiter, env, `reset_password:ip:${origin.ipAddress}`, RESET_ATTEMPTS_PER_IP);
+      const email = normalizeEmail(body.email);
+      const passwordHash = await checkedPasswordHash(body.newPassword, env.settings, email);
+      const found = await users.findCredentials(env.id, email);
+      if (!found || found.user.status !== 'active') throw invalidCode();
+      const reset = await applyReset(env, found.user.id, body.code, passwordHash, origin);
+      if (!reset) throw invalidCode();
+      await mailPasswordChanged(env, reset.user);
+      return { user: toClientUser(reset.user), session: reset.session, token: reset.token };
+    },
+  };
+}
+export type EmailedCodesService = ReturnType<typeof createEmailedCodesService>;

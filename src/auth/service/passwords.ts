@@ -1,0 +1,60 @@
+import type { RequestContext } from '../../platform/caller.js';
+import type { Clock } from '../../platform/clock.js';
+import { verifyPassword } from '../../platform/crypto/passwords.js';
+import type { Db } from '../../platform/db/database.js';
+import { rateLimited } from '../../platform/http/problems.js';
+import type { RateLimiter } from '../../platform/rate-limit.js';
+import { toClientUser } from '../../users/accounts.js';
+import type { UsersService } from '../../users/service.js';
+import { emailNotVerified, invalidCredentials, userBanned } from '../errors.js';
+import type { SignInBody, SignUpBody } from '../schemas.js';
+import type { EmailedCodesService } from './codes.js';
+import { signInAs, throttle, type AuthEnvironment, type SignInResult } from './common.js';
+
+export interface PasswordAuthDeps {
+  db: Db; clock: Clock; limiter: RateLimiter;
+  users: Pick<UsersService, 'register' | 'reserveSignInAttempt' | 'finishSignInAttempt'>;
+  codes: Pick<EmailedCodesService, 'mailVerificationCode'>;
+}
+
+// Every sign-up mails a code to the address given: one client must not turn us into a mail cannon.
+const SIGN_UPS_PER_IP = { max: 100, windowSeconds: 3600 };
+
+/** Client-plane sign-up and sign-in with email and password. */
+export function createPasswordAuthService({ db, clock, limiter, users, codes }: PasswordAuthDeps) {
+  return {
+    async signUp(env: AuthEnvironment, body: SignUpBody, origin: RequestContext) {
+      await throttle(limiter, env, `sign_up:ip:${origin.ipAddress}`, SIGN_UPS_PER_IP);
+      const pending = env.settings.emailVerificationRequired;
+      const user = await users.register(env.id, { ...body, pending });
+      if (pending) {
+        await codes.mailVerificationCode(env, user);
+        return { pending: true as const, user: toClientUser(user) };
+      }
+      return { pending: false as const, ...(await signInAs(db, clock, env, user, origin)) };
+    },
+
+    /**
+     * Unknown email, wrong password and locked account give one answer, after the same work (a dummy
+     * hash runs for unknown emails). Failures count per account (lockout) and per client IP (429).
+     */
+    async signIn(env: AuthEnvironment, body: SignInBody, origin: RequestContext): Promise<SignInResult> {
+      const { lockout } = env.settings;
+      const ipBucket = `sign_in_failures:ip:${origin.ipAddress}`;
+      // Both the client IP's budget and the account's are reserved before the slow hash and given back
+      // on success, so concurrent guesses cannot all slip through before any of them counts.
+      const ipAttempt = await limiter.hit(env.id, ipBucket, { max: lockout.ipMaxFailures, windowSeconds: lockout.ipWindowSeconds });
+      if (!ipAttempt.allowed) throw rateLimited(ipAttempt.retryAfterSeconds);
+      const candidate = await users.reserveSignInAttempt(env.id, body.email, lockout);
+      const passwordOk = await verifyPassword(candidate?.passwordHash, body.password);
+      if (!candidate) throw invalidCredentials();
+      await users.finishSignInAttempt(env.id, candidate.user.id, passwordOk, lockout);
+      if (!passwordOk) throw invalidCredentials();
+      await limiter.release(env.id, ipBucket, ipAttempt);
+      if (candidate.user.status === 'banned') throw userBanned();
+      if (candidate.user.registrationState === 'pending_email_verification') throw emailNotVerified();
+      return { status: 'complete', ...(await signInAs(db, clock, env, candidate.user, origin)) };
+    },
+  };
+}
+export type PasswordAuthService = ReturnType<typeof createPasswordAuthService>;

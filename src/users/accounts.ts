@@ -1,0 +1,56 @@
+import type { EnvironmentSettings } from '../environments/settings.js';
+import { hashPassword } from '../platform/crypto/passwords.js';
+import type { Db } from '../platform/db/database.js';
+import type { JsonObject } from '../platform/json.js';
+import { emailTaken, weakPassword } from './errors.js';
+import { passwordProblem } from './password-policy.js';
+import type { ClientUser, User } from './schemas.js';
+import { createUsersStore, type NewUser } from './store.js';
+
+/**
+ * What other domains use of users: plain functions, and for writes functions taking the caller's
+ * transaction first, so a flow in another domain (an invitation accepted, a password reset) changes
+ * the user in its own transaction. Every user is created by insertUser.
+ */
+
+export const normalizeEmail = (email: string) => email.trim().toLowerCase();
+
+export const joinName = (first?: string | null, last?: string | null) => [first, last].filter(Boolean).join(' ') || null;
+
+export function toClientUser(user: User): ClientUser {
+  const { privateMetadata: _private, ...client } = user;
+  return client;
+}
+
+/** The password's argon2id hash once it meets the environment's policy; 400 weak_password (before any hashing) otherwise. */
+export async function checkedPasswordHash(password: string, settings: EnvironmentSettings, email: string | null | undefined) {
+  const problem = passwordProblem(password, settings.passwordPolicy, email);
+  if (problem) throw weakPassword(problem);
+  return hashPassword(password);
+}
+
+/** The one way a user is created: 409 email_taken when another live user of the environment has the email. */
+export async function insertUser(db: Db, environmentId: string, user: NewUser, now: Date): Promise<User> {
+  const inserted = await createUsersStore(db).insert(environmentId, user, now);
+  if (inserted === 'email_taken') throw emailTaken();
+  return inserted;
+}
+
+export interface VerifiedUser {
+  /** Chosen by the caller when it must reference the user before the insert (invitation acceptance). */
+  id?: string;
+  email: string; passwordHash: string; name: string | null; publicMetadata: JsonObject;
+}
+
+/** A user whose email is already proven (an accepted invitation), registration complete, in the caller's transaction. */
+export const insertVerifiedUser = (trx: Db, environmentId: string, user: VerifiedUser, now: Date) =>
+  insertUser(trx, environmentId, {
+    ...user, emailVerifiedAt: now, registrationState: 'complete', firstName: null, lastName: null, privateMetadata: {}, unsafeMetadata: {},
+  }, now);
+
+/**
+ * The account side of a password reset, in the caller's transaction: the new hash, the sign-in lockout
+ * cleared and a pending registration completed (the mailed code proved the email). Undefined unless active.
+ */
+export const applyPasswordReset = (trx: Db, environmentId: string, userId: string, passwordHash: string, now: Date) =>
+  createUsersStore(trx).resetPassword(environmentId, userId, passwordHash, now);
