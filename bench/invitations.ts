@@ -7,14 +7,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
-import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, type CompiledQuery } from 'kysely';
 import pg from 'pg';
 import type { InvitationFilter } from '../src/invitations/schemas.js';
-import { createInvitationsStore } from '../src/invitations/store.js';
-import type { Tables } from '../src/platform/db/tables.js';
 import { cpuProbe } from './lib/cpu.js';
 import { recreateDatabase, redact } from './lib/db.js';
 import { http, type HttpResponse } from './lib/http.js';
+import { compileList, explain, planCensus, type Census, type Explained } from './lib/invitation-plans.js';
 import type { LoadOptions } from './lib/load.js';
 import { machineInfo, machineLine, writeResults } from './lib/report.js';
 import { COMPANIES, PLANS, TEAMS, seedInvitations, type SeededInvitations } from './lib/seed-invitations.js';
@@ -75,28 +73,6 @@ interface Scenario {
   aimMs: number | null;
 }
 
-interface Explained {
-  sql: string;
-  parameters: unknown[];
-  plan: string;
-  summary: string;
-  executionMs: number;
-  /** Rows the filter matches in the target environment (after the cursor, for the deep page). */
-  matches: number;
-}
-
-interface CensusShape {
-  shape: string;
-  count: number;
-  times: number[];
-  slowest: { ms: number; filter: InvitationFilter; plan: string };
-}
-
-interface Census {
-  size: number;
-  shapes: { shape: string; count: number; p50Ms: number; p95Ms: number; slowest: CensusShape['slowest'] }[];
-}
-
 interface Measured {
   scenario: string;
   latency: TimedLoadResult & { serverCpuMsPerRequest: number | null; postgresCpuMsPerRequest: number | null };
@@ -134,52 +110,6 @@ const rand = (n: number) => Math.floor(Math.random() * n);
 function expectStatus<T = Record<string, unknown>>(what: string, res: HttpResponse, status: number): T {
   if (res.status !== status) throw new Error(`Probe "${what}" answered ${res.status}, expected ${status}: ${res.text}`);
   return res.json<T>();
-}
-
-/** The SQL (and parameters) src/invitations/store.ts sends for this list call, compiled by Kysely without a database. */
-async function compileList(environmentId: string, filter: InvitationFilter, limit: number, cursor: string | undefined, now: Date): Promise<CompiledQuery> {
-  let captured: CompiledQuery | undefined;
-  const db = new Kysely<Tables>({
-    dialect: {
-      createAdapter: () => new PostgresAdapter(),
-      createDriver: () => new DummyDriver(),
-      createIntrospector: (k) => new PostgresIntrospector(k),
-      createQueryCompiler: () => new PostgresQueryCompiler(),
-    },
-    log: (event) => { captured = event.query; },
-  });
-  try {
-    await createInvitationsStore(db).list(environmentId, filter, { limit, cursor }, now);
-  } finally {
-    await db.destroy();
-  }
-  if (!captured) throw new Error('the store ran no query');
-  return captured;
-}
-
-/** "Limit → Index Scan using invitations_pkey on invitations (Filter)" from an EXPLAIN text. */
-function summarize(plan: string): string {
-  const nodes: string[] = [];
-  for (const line of plan.split('\n')) {
-    const m = /^\s*(?:->\s+)?([A-Z][A-Za-z -]*?(?: using \S+)?(?: on \S+)?)\s+\(cost=/.exec(line);
-    if (m) nodes.push(m[1].replace(/ on invitations$/, ''));
-    else if (/^\s+(Filter|Recheck Cond|Index Cond|Rows Removed by Filter|Rows Removed by Index Recheck|Heap Blocks|Sort Method):/.test(line) && nodes.length) {
-      const detail = line.trim();
-      if (/^(Rows Removed|Heap Blocks|Sort Method)/.test(detail)) nodes[nodes.length - 1] += ` [${detail}]`;
-    }
-  }
-  return nodes.join(' → ');
-}
-
-async function explain(pool: pg.Pool, query: CompiledQuery, countQuery: CompiledQuery): Promise<Explained> {
-  const params = query.parameters as unknown[];
-  // Twice: the first run reads the pages in, the second is the steady state the loads see.
-  await pool.query(`EXPLAIN (ANALYZE, BUFFERS) ${query.sql}`, params);
-  const { rows } = await pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${query.sql}`, params);
-  const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
-  const execution = /Execution Time: ([\d.]+) ms/.exec(plan);
-  const count = await pool.query<{ n: string }>(`select count(*) as n from (${countQuery.sql}) q`, countQuery.parameters as unknown[]);
-  return { sql: query.sql, parameters: params, plan, summary: summarize(plan), executionMs: execution ? Number(execution[1]) : NaN, matches: Number(count.rows[0].n) };
 }
 
 function progress(done: number, total: number) {
@@ -412,27 +342,7 @@ export async function run(): Promise<void> {
     const census: Record<string, Census> = {};
     for (const s of scenarios.filter((x) => x.rotates && config.censusSize > 0)) {
       process.stdout.write(`plan census: ${s.name} (${config.censusSize} rotated values) ... `);
-      const shapes = new Map<string, CensusShape>();
-      for (let i = 1; i <= config.censusSize; i++) {
-        const filter = s.filter(i);
-        const q = await compileList(target.id, filter, config.pageSize, s.cursor, new Date());
-        const { rows } = await pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${q.sql}`, q.parameters as unknown[]);
-        const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
-        const ms = Number(/Execution Time: ([\d.]+) ms/.exec(plan)?.[1] ?? NaN);
-        const shape = summarize(plan).replace(/ \[[^\]]*\]/g, '');
-        const entry = shapes.get(shape) ?? { shape, count: 0, times: [], slowest: { ms: -1, filter, plan: '' } };
-        entry.count++;
-        entry.times.push(ms);
-        if (ms > entry.slowest.ms) entry.slowest = { ms, filter, plan };
-        shapes.set(shape, entry);
-      }
-      census[s.key] = {
-        size: config.censusSize,
-        shapes: [...shapes.values()].map((e) => {
-          const sorted = [...e.times].sort((a, b) => a - b);
-          return { shape: e.shape, count: e.count, p50Ms: percentile(sorted, 50), p95Ms: percentile(sorted, 95), slowest: e.slowest };
-        }).sort((a, b) => b.count - a.count),
-      };
+      census[s.key] = await planCensus(pool, { environmentId: target.id, filter: s.filter, cursor: s.cursor, pageSize: config.pageSize, size: config.censusSize });
       console.log(census[s.key].shapes.map((e) => `${e.count} × ${e.shape} (p50 ${fmtMs(e.p50Ms)}, max ${fmtMs(e.slowest.ms)} ms)`).join('; '));
     }
 

@@ -6,7 +6,6 @@ import { createTestClock } from '../../src/platform/clock.js';
 import { scheduleMaintenance } from '../../src/platform/maintenance.js';
 import { createRateLimiter } from '../../src/platform/rate-limit.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { PASSWORD } from '../helpers/given.js';
 import { signUp } from '../helpers/flows.js';
 
 const DAY = 86_400_000;

@@ -1,0 +1,68 @@
+// The lint guards what review should not have to: the dependency rule between platform/ and the domains,
+// import cycles, file length, and a few typescript-eslint rules. docs/architecture.md says why each exists.
+import { readdirSync } from 'node:fs';
+import js from '@eslint/js';
+import importPlugin from 'eslint-plugin-import';
+import tseslint from 'typescript-eslint';
+
+// Every top-level folder of src/ other than platform/ is a domain, so a new domain is covered the day it appears.
+const domains = readdirSync(new URL('./src/', import.meta.url), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory() && entry.name !== 'platform')
+  .map((entry) => entry.name);
+
+// A domain's store and routes, whether one file or a folder split by sub-resource (style.md).
+const privateParts = (domain) => ['store.ts', 'store', 'routes.ts', 'routes'].map((part) => `./src/${domain}/${part}`);
+const stores = (domain) => [`./src/${domain}/store.ts`, `./src/${domain}/store`];
+
+const boundaryZones = [
+  {
+    target: './src/platform',
+    from: './src',
+    except: ['./platform'],
+    message: 'platform/ imports only platform/: never a domain, app.ts or config (docs/architecture.md).',
+  },
+  ...domains.map((domain) => ({
+    target: `./src/${domain}`,
+    from: domains.filter((other) => other !== domain).flatMap(privateParts),
+    message: `${domain}/ may import another domain's service, never its store or routes (docs/architecture.md).`,
+  })),
+  {
+    target: './src/*.ts',
+    from: domains.flatMap(stores),
+    message: 'Only its own domain imports a store; app.ts, main.ts and cli.ts go through services (docs/architecture.md).',
+  },
+];
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', 'coverage/**'] },
+  {
+    files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts'],
+    extends: [js.configs.recommended, ...tseslint.configs.recommended],
+    plugins: { import: importPlugin },
+    settings: {
+      // no-cycle follows imports only into files it may parse: the TypeScript ones.
+      'import/extensions': ['.ts', '.js'],
+      'import/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      // Resolves the `.js` specifiers NodeNext requires to the `.ts` files beside them.
+      'import/resolver': { typescript: { project: './tsconfig.json' } },
+    },
+    rules: {
+      'import/no-cycle': ['error', { ignoreExternal: true }],
+      'max-lines': ['error', { max: 400, skipBlankLines: true, skipComments: true }],
+      // `const { secret: _secret, ...rest } = row` drops a field on purpose.
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
+    },
+  },
+  {
+    // Tests read response bodies as `any`, as app.inject's `res.json()` does; src/ stays without `any`.
+    files: ['test/**/*.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
+    files: ['src/**/*.ts'],
+    rules: { 'import/no-restricted-paths': ['error', { zones: boundaryZones }] },
+  },
+);
