@@ -3,7 +3,7 @@ import { recordOwnEvent } from '../audit/service.js';
 import { isAllowedRedirect, urlOrigin } from '../environments/origins.js';
 import type { EnvironmentRecord, EnvironmentsService } from '../environments/service.js';
 import type { EnvironmentSettings } from '../environments/settings.js';
-import type { Caller, CallerContext } from '../platform/caller.js';
+import { userCaller, type Caller, type CallerContext } from '../platform/caller.js';
 import type { Clock } from '../platform/clock.js';
 import { randomToken, sha256 } from '../platform/crypto/tokens.js';
 import { inTransaction, type Db } from '../platform/db/database.js';
@@ -178,8 +178,7 @@ export function createInvitationsService({ db, clock, mailer, limiter, environme
         }, now);
         const started = await startSession(trx, env.id, user.id, env.settings.session, origin, now);
         if (!started) throw new Error('a user created in this transaction must be active');
-        const invitee: Caller = { actor: { type: 'user', id: user.id, impersonatorId: null }, context: origin, via: 'client_api' };
-        await record(trx, env.id, 'invitation.accepted', accepted.id, invitee, { userId: user.id });
+        await record(trx, env.id, 'invitation.accepted', accepted.id, userCaller(user.id, origin), { userId: user.id });
         return { user: toClientUser(user), ...started };
       });
     },

@@ -20,6 +20,10 @@ export interface Caller { actor: Actor; context: CallerContext; via: Channel }
 
 const NO_CONTEXT: CallerContext = { ipAddress: null, userAgent: null };
 
+/** A user acting for themselves on the client plane (signing up, signing in, verifying an email). */
+export const userCaller = (userId: string, context: CallerContext): Caller =>
+  ({ actor: { type: 'user', id: userId, impersonatorId: null }, context, via: 'client_api' });
+
 /** The operator acting outside HTTP (the CLI, the first-start bootstrap). */
 export const systemCaller = (via: Channel, context: CallerContext = NO_CONTEXT): Caller =>
   ({ actor: { type: 'system', id: null, impersonatorId: null }, context, via });

@@ -16,7 +16,7 @@ export function usersServerRoutes(users: UsersService): FastifyPluginAsync {
   return async (base) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     app.post('/users', { schema: { summary: 'Create a user', tags, body: CreateUserBody, response: { 201: User } } },
-      async (req, reply) => reply.code(201).send(await users.create(req.environmentId, req.body)));
+      async (req, reply) => reply.code(201).send(await users.create(req.environmentId, req.body, serverCaller(req))));
     app.get('/users', { schema: { summary: 'List users (filter by email substring and status)', tags, querystring: ListUsersQuery, response: { 200: Page(User) } } },
       (req) => users.list(req.environmentId, { emailSearch: req.query.emailSearch, statuses: req.query.status }, req.query));
     app.post('/users/search', { schema: { summary: 'Search users (email, statuses, metadata containment)', tags, querystring: PageQuery, body: SearchUsersBody, response: { 200: Page(User) } } },

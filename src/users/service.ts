@@ -1,7 +1,7 @@
 import { recordOwnEvent } from '../audit/service.js';
 import type { EnvironmentsService } from '../environments/service.js';
 import type { EnvironmentSettings } from '../environments/settings.js';
-import type { Caller } from '../platform/caller.js';
+import { userCaller, type Caller, type RequestContext } from '../platform/caller.js';
 import { createCache } from '../platform/cache.js';
 import type { Clock } from '../platform/clock.js';
 import { inTransaction, type Db } from '../platform/db/database.js';
@@ -14,6 +14,8 @@ import { checkedPasswordHash, insertUser, joinName, normalizeEmail } from './acc
 import { emailRequired, emailTaken, nameRequired, userDeleted, userNotFound } from './errors.js';
 import type { CreateUserBody, MetadataPatchBody, UpdateMeBody, UpdateUserBody, User, UserFilter } from './schemas.js';
 import { createUsersStore, type ProfileChanges, type UsersStore } from './store.js';
+
+export interface RegistrationInput { email: string; password: string; firstName?: string; lastName?: string; name?: string; pending: boolean }
 
 export interface UsersDeps {
   db: Db; clock: Clock;
@@ -30,6 +32,11 @@ function metadataKeysChanged(before: Bags, after: Bags, patch: Partial<Bags>): R
   const changed = BAGS.filter((bag) => patch[bag] && canonicalJson(before[bag]) !== canonicalJson(after[bag]));
   return changed.length === 0 ? undefined : Object.fromEntries(changed.map((bag) => [bag, Object.keys(patch[bag]!).sort()]));
 }
+
+/** The profile fields a change names, for the trail (never their values); unsafe metadata is recorded on its own. */
+const PROFILE_FIELDS = ['email', 'password', 'firstName', 'lastName', 'name', 'locale'] as const;
+const changedFields = (body: UpdateUserBody | UpdateMeBody) =>
+  PROFILE_FIELDS.filter((field) => field in body && (body as Record<string, unknown>)[field] !== undefined);
 
 const unlessTaken = <T>(result: T | 'email_taken') => {
   if (result === 'email_taken') throw emailTaken();
@@ -94,19 +101,23 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
   }
 
   return {
-    async create(environmentId: string, body: CreateUserBody): Promise<User> {
+    async create(environmentId: string, body: CreateUserBody, by: Caller): Promise<User> {
       const { settings } = await environments.record(environmentId);
       if (settings.requiredFields.includes('email') && !body.email) throw emailRequired();
       if (settings.requiredFields.includes('name') && !(body.firstName && body.lastName)) throw nameRequired();
       const bags = { publicMetadata: body.publicMetadata ?? {}, privateMetadata: body.privateMetadata ?? {}, unsafeMetadata: body.unsafeMetadata ?? {} };
       assertMetadataBudget(bags.publicMetadata, bags.privateMetadata, bags.unsafeMetadata);
       const email = body.email ? normalizeEmail(body.email) : null;
-      const now = clock.now();
-      return insertUser(db, environmentId, {
-        email, emailVerifiedAt: email ? now : null, registrationState: 'complete',
-        passwordHash: body.password === undefined ? null : await checkedPasswordHash(body.password, settings, email),
-        firstName: body.firstName ?? null, lastName: body.lastName ?? null, name: joinName(body.firstName, body.lastName), ...bags,
-      }, now);
+      const passwordHash = body.password === undefined ? null : await checkedPasswordHash(body.password, settings, email);
+      return inTransaction(db, async (trx) => {
+        const now = clock.now();
+        const user = await insertUser(trx, environmentId, {
+          email, emailVerifiedAt: email ? now : null, registrationState: 'complete', passwordHash,
+          firstName: body.firstName ?? null, lastName: body.lastName ?? null, name: joinName(body.firstName, body.lastName), ...bags,
+        }, now);
+        await recordUserEvent(trx, environmentId, user.id, 'user.created', by, { hasPassword: passwordHash !== null });
+        return user;
+      });
     },
     get: existing,
     /**
@@ -145,6 +156,8 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
         if (unsafeMetadata) changes.unsafeMetadata = mergeBags(bagsOf(current), { unsafeMetadata }).unsafeMetadata;
         const updated = unlessTaken(await store.updateProfile(environmentId, userId, changes, clock.now()));
         if (!updated) throw userNotFound(); // cannot happen under the lock; never query outside the transaction here
+        const fields = changedFields(body);
+        if (fields.length > 0) await recordUserEvent(trx, environmentId, userId, 'user.updated', by, { changedFields: fields });
         if (unsafeMetadata) await recordMetadataChange(trx, environmentId, current, updated, { unsafeMetadata }, by);
         return updated;
       });
@@ -183,23 +196,34 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
     mergeMetadata,
 
     /** Client sign-up: a password user, pending until the email is confirmed when the environment asks for it. */
-    async register(environmentId: string, input: { email: string; password: string; firstName?: string; lastName?: string; name?: string; pending: boolean }) {
+    async register(environmentId: string, input: RegistrationInput, context: RequestContext) {
       const { settings } = await environments.record(environmentId);
       if (settings.requiredFields.includes('name') && !(input.name || (input.firstName && input.lastName))) throw nameRequired();
       const email = normalizeEmail(input.email);
-      return insertUser(db, environmentId, {
-        email, passwordHash: await checkedPasswordHash(input.password, settings, email), emailVerifiedAt: null,
-        registrationState: input.pending ? 'pending_email_verification' : 'complete',
-        firstName: input.firstName ?? null, lastName: input.lastName ?? null, name: input.name ?? joinName(input.firstName, input.lastName),
-        publicMetadata: {}, privateMetadata: {}, unsafeMetadata: {},
-      }, clock.now());
+      const passwordHash = await checkedPasswordHash(input.password, settings, email);
+      return inTransaction(db, async (trx) => {
+        const user = await insertUser(trx, environmentId, {
+          email, passwordHash, emailVerifiedAt: null,
+          registrationState: input.pending ? 'pending_email_verification' : 'complete',
+          firstName: input.firstName ?? null, lastName: input.lastName ?? null, name: input.name ?? joinName(input.firstName, input.lastName),
+          publicMetadata: {}, privateMetadata: {}, unsafeMetadata: {},
+        }, clock.now());
+        await recordUserEvent(trx, environmentId, user.id, 'user.signed_up', userCaller(user.id, context), { pending: input.pending });
+        return user;
+      });
     },
     findCredentials: (environmentId: string, email: string) => users.findCredentials(environmentId, normalizeEmail(email)),
     reserveSignInAttempt: (environmentId: string, email: string, lockout: EnvironmentSettings['lockout']) =>
       users.reserveSignInAttempt(environmentId, normalizeEmail(email), lockout, clock.now()),
     finishSignInAttempt: (environmentId: string, userId: string, succeeded: boolean, lockout: EnvironmentSettings['lockout']) =>
       users.finishSignInAttempt(environmentId, userId, succeeded, lockout, clock.now()),
-    completeRegistration: (environmentId: string, userId: string) => users.completeRegistration(environmentId, userId, clock.now()),
+    /** Completes a pending registration whose emailed code was right; undefined unless the user is active. */
+    completeRegistration: (environmentId: string, userId: string, context: RequestContext) =>
+      inTransaction(db, async (trx) => {
+        const user = await createUsersStore(trx).completeRegistration(environmentId, userId, clock.now());
+        if (user) await recordUserEvent(trx, environmentId, userId, 'user.email_verified', userCaller(userId, context));
+        return user;
+      }),
 
     /** Revokes every active session; recorded when there was at least one. */
     async revokeAllSessions(environmentId: string, userId: string, by: Caller): Promise<void> {

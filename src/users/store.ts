@@ -142,13 +142,17 @@ export function createUsersStore(db: Db) {
         ]))
         .returningAll().executeTakeFirst()
         .then((row): Credentials | undefined => row && { user: toUser(row), passwordHash: row.password_hash }),
-    /** A success clears the count; a failure keeps its reserved count, and the one that fills the budget locks the account. */
+    /**
+     * A success clears the count; a failure keeps its reserved count, and the one that fills the budget
+     * locks the account. Answers whether the account is locked now.
+     */
     finishSignInAttempt: (environmentId: string, userId: string, succeeded: boolean, lockout: Lockout, now: Date) =>
       byId(environmentId, userId).set(succeeded ? { failed_sign_ins: 0, locked_until: null } : {
         locked_until: sql`case when failed_sign_ins >= ${lockout.maxFailedAttempts}
           then ${new Date(now.getTime() + lockout.coolDownSeconds * 1000)}::timestamptz else locked_until end`,
         failed_sign_ins: sql`case when failed_sign_ins >= ${lockout.maxFailedAttempts} then 0 else failed_sign_ins end`,
-      }).execute(),
+      }).returning(sql<boolean>`coalesce(locked_until > ${now}, false)`.as('locked'))
+        .executeTakeFirst().then((row) => row?.locked === true),
   };
 }
 export type UsersStore = ReturnType<typeof createUsersStore>;

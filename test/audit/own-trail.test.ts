@@ -4,7 +4,7 @@ import { createEnvironmentsService } from '../../src/environments/service.js';
 import { systemCaller } from '../../src/platform/caller.js';
 import { inTransaction } from '../../src/platform/db/database.js';
 import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
-import { sessionIsActive } from '../helpers/given.js';
+import { sessionIsActive, type TestSession } from '../helpers/given.js';
 import { append, eventBody } from './support.js';
 
 let t: TestApp;
@@ -30,10 +30,13 @@ async function firstKeyId(env: TestEnv): Promise<string> {
 /** Log entries added since `before` entries. */
 const since = async (env: TestEnv, before: number) => (await log(env)).slice(before);
 
-async function setUp() {
+/** An environment with a user signed in `sessionCount` times; `before` counts the log entries up to here. */
+async function setUp(sessionCount = 0) {
   const env = await t.given.environment();
   const user = await t.given.user(env);
-  return { env, user, keyId: await firstKeyId(env), before: (await log(env)).length };
+  const sessions: TestSession[] = [];
+  for (let i = 0; i < sessionCount; i++) sessions.push(await t.given.session(env, user));
+  return { env, user, sessions, keyId: await firstKeyId(env), before: (await log(env)).length };
 }
 
 const serverApiBy = (keyId: string) => ({
@@ -44,8 +47,7 @@ const serverApiBy = (keyId: string) => ({
 
 describe("Gatehouse's own audit trail: users", () => {
   it('records a ban by the secret key with the sessions it revoked; a repeat ban records nothing', async () => {
-    const { env, user, keyId, before } = await setUp();
-    await t.given.session(env, user);
+    const { env, user, keyId, before } = await setUp(1);
 
     expect((await t.server(env).post(`/users/${user.id}/ban`)).statusCode).toBe(200);
     expect((await t.server(env).post(`/users/${user.id}/ban`)).statusCode).toBe(200);
@@ -67,9 +69,7 @@ describe("Gatehouse's own audit trail: users", () => {
   });
 
   it('records a delete once, with the sessions it revoked; the repeat (403) records nothing', async () => {
-    const { env, user, before } = await setUp();
-    await t.given.session(env, user);
-    await t.given.session(env, user);
+    const { env, user, before } = await setUp(2);
     expect((await t.server(env).delete(`/users/${user.id}`)).statusCode).toBe(204);
     expect((await t.server(env).delete(`/users/${user.id}`)).statusCode).toBe(403);
     expect((await t.server(env).post(`/users/${user.id}/ban`)).statusCode).toBe(403);
@@ -94,24 +94,23 @@ describe("Gatehouse's own audit trail: users", () => {
   });
 
   it("records the user's own change of unsafe metadata on the client plane, with the user as actor", async () => {
-    const { env, user, before } = await setUp();
-    const session = await t.given.session(env, user);
+    const { env, user, sessions: [session], before } = await setUp(1);
     const res = await t.client(env, { token: session.token }).patch('/me', { unsafeMetadata: { theme: 'dark' }, firstName: 'Ada' });
     expect(res.statusCode).toBe(200);
     expect((await t.client(env, { token: session.token }).patch('/me', { firstName: 'Ada L.' })).statusCode).toBe(200);
 
-    expect(await since(env, before)).toEqual([expect.objectContaining({
-      action: 'user.metadata_updated', actor: { type: 'user', id: user.id, impersonatorId: null },
-      producer: { type: 'gatehouse', via: 'client_api' }, metadata: { changedKeys: { unsafeMetadata: ['theme'] } },
-    })]);
+    const byUser = { actor: { type: 'user', id: user.id, impersonatorId: null }, producer: { type: 'gatehouse', via: 'client_api' } };
+    expect(await since(env, before)).toEqual([
+      expect.objectContaining({ action: 'user.updated', ...byUser, metadata: { changedFields: ['firstName'] } }),
+      expect.objectContaining({ action: 'user.metadata_updated', ...byUser, metadata: { changedKeys: { unsafeMetadata: ['theme'] } } }),
+      expect.objectContaining({ action: 'user.updated', ...byUser, metadata: { changedFields: ['firstName'] } }),
+    ]);
   });
 });
 
 describe("Gatehouse's own audit trail: sessions", () => {
   it('records a Server API revoke-all with the count; revoking none records nothing', async () => {
-    const { env, user, keyId, before } = await setUp();
-    await t.given.session(env, user);
-    await t.given.session(env, user);
+    const { env, user, keyId, before } = await setUp(2);
     expect((await t.server(env).delete(`/users/${user.id}/sessions`)).statusCode).toBe(204);
     expect((await t.server(env).delete(`/users/${user.id}/sessions`)).statusCode).toBe(204);
 
@@ -121,8 +120,7 @@ describe("Gatehouse's own audit trail: sessions", () => {
   });
 
   it('records a Server API revoke-one with the session and user as targets; a repeat records nothing', async () => {
-    const { env, user, keyId, before } = await setUp();
-    const session = await t.given.session(env, user);
+    const { env, user, keyId, sessions: [session], before } = await setUp(1);
     expect((await t.server(env).delete(`/users/${user.id}/sessions/${session.id}`)).statusCode).toBe(204);
     expect((await t.server(env).delete(`/users/${user.id}/sessions/${session.id}`)).statusCode).toBe(204);
 
@@ -133,8 +131,7 @@ describe("Gatehouse's own audit trail: sessions", () => {
   });
 
   it("records a client sign-out and a user's revocation of their other session, with the user as actor and never the token", async () => {
-    const { env, user, before } = await setUp();
-    const [current, other] = [await t.given.session(env, user), await t.given.session(env, user)];
+    const { env, user, sessions: [current, other], before } = await setUp(2);
     expect((await t.client(env, { token: current.token }).delete(`/sessions/${other.id}`)).statusCode).toBe(204);
     expect((await t.client(env, { token: current.token }).post('/auth/sign-out')).statusCode).toBe(204);
     expect(await sessionIsActive(t, env, current)).toBe(false);
@@ -150,8 +147,7 @@ describe("Gatehouse's own audit trail: sessions", () => {
   });
 
   it('records nothing when a ban revokes sessions: the ban event carries the count', async () => {
-    const { env, user, before } = await setUp();
-    await t.given.session(env, user);
+    const { env, user, before } = await setUp(1);
     await t.server(env).post(`/users/${user.id}/ban`);
     expect((await since(env, before)).map((e) => e.action)).toEqual(['user.banned']);
   });
@@ -197,7 +193,7 @@ describe('recordOwnEvent', () => {
     await t.server(env).post(`/users/${user.id}/ban`);
     await append(t, env, eventBody(t));
     expect((await log(env)).map((e) => [e.sequence, e.action])).toEqual([
-      [1, 'secret_key.created'], [2, 'document.shared'], [3, 'user.banned'], [4, 'document.shared'],
+      [1, 'secret_key.created'], [2, 'user.created'], [3, 'document.shared'], [4, 'user.banned'], [5, 'document.shared'],
     ]);
   });
 

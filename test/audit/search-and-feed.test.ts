@@ -45,7 +45,7 @@ describe('GET /api/server/v1/audit-events (search)', () => {
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(body.items.map((e: { action: string }) => e.action)).toEqual([
-      'secret_key.created', 'user.signed_in', 'document.shared', 'document.shared', 'user.signed_out',
+      'secret_key.created', 'user.created', 'user.signed_in', 'document.shared', 'document.shared', 'user.signed_out',
     ]);
     expect(body.items[0].producer).toEqual({ type: 'gatehouse', via: 'admin_api' });
     expect(body).toMatchObject({ nextCursor: null, hasMore: false });
@@ -57,7 +57,8 @@ describe('GET /api/server/v1/audit-events (search)', () => {
     expect(ids(await search(`actorId=${ada.id}`))).toEqual([events.login.id, events.logout.id]);
     expect(ids(await search(`correlationId=${correlationId}`))).toEqual([events.share.id, events.denied.id]);
     expect(ids(await search('targetType=document&targetId=doc_1'))).toEqual([events.share.id, events.logout.id]);
-    expect(ids(await search(`targetType=user&targetId=${ada.id}`))).toEqual([events.share.id]);
+    const [adaCreated] = ids(await search('action=user.created'));
+    expect(ids(await search(`targetType=user&targetId=${ada.id}`))).toEqual([adaCreated, events.share.id]);
     expect(ids(await search('targetId=doc_2'))).toEqual([events.denied.id]);
     expect(ids(await search(`targetType=document&targetId=doc_1&actorId=${ada.id}`))).toEqual([events.logout.id]);
     expect(ids(await search('action=nothing.like.this'))).toEqual([]);
@@ -65,8 +66,8 @@ describe('GET /api/server/v1/audit-events (search)', () => {
 
   it('filters by occurredAt: occurredAfter inclusive, occurredBefore exclusive', async () => {
     const at = (minutesAgo: number) => encodeURIComponent(new Date(base() - minutesAgo * MINUTE).toISOString());
-    const [ownKeyEvent] = ids(await search('action=secret_key.created'));
-    expect(ids(await search(`occurredAfter=${at(5)}`))).toEqual([ownKeyEvent, events.share.id, events.denied.id, events.logout.id]);
+    const [ownKeyEvent, adaCreated] = [...ids(await search('action=secret_key.created')), ...ids(await search('action=user.created'))];
+    expect(ids(await search(`occurredAfter=${at(5)}`))).toEqual([ownKeyEvent, adaCreated, events.share.id, events.denied.id, events.logout.id]);
     expect(ids(await search(`occurredAfter=${at(5)}&occurredBefore=${at(1)}`))).toEqual([events.share.id, events.denied.id]);
     expect(ids(await search(`occurredBefore=${at(10)}`))).toEqual([]);
     expect(ids(await search(`occurredBefore=${at(9)}`))).toEqual([events.login.id]);

@@ -1,4 +1,5 @@
-import type { RequestContext } from '../../platform/caller.js';
+import { recordOwnEvent } from '../../audit/service.js';
+import { userCaller, type RequestContext } from '../../platform/caller.js';
 import type { Clock } from '../../platform/clock.js';
 import { randomCode, sha256 } from '../../platform/crypto/tokens.js';
 import { inTransaction, type Db } from '../../platform/db/database.js';
@@ -72,9 +73,13 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, users }:
       if (!(await createCodesStore(trx).consume(env.id, userId, 'reset_password', codeHash(userId, code), now))) return undefined;
       const user = await applyPasswordReset(trx, env.id, userId, passwordHash, now);
       if (!user) return undefined;
-      await revokeAllSessions(trx, env.id, userId, now);
+      const revokedSessions = await revokeAllSessions(trx, env.id, userId, now);
       const started = await startSession(trx, env.id, userId, env.settings.session, origin, now);
       if (!started) throw invalidCode(); // cannot happen: the user row is locked and active; roll everything back
+      await recordOwnEvent(trx, env.id, {
+        action: 'user.password_reset', ...userCaller(userId, origin),
+        targets: [{ type: 'user', id: userId }, { type: 'session', id: started.session.id }], metadata: { revokedSessions },
+      }, now);
       return { user, ...started };
     });
   }
@@ -98,9 +103,9 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, users }:
       const found = await users.findCredentials(env.id, body.email);
       if (!found || found.user.registrationState !== 'pending_email_verification') throw invalidCode();
       if (!(await codes.consume(env.id, found.user.id, 'verify_email', codeHash(found.user.id, body.code), clock.now()))) throw invalidCode();
-      const user = await users.completeRegistration(env.id, found.user.id);
+      const user = await users.completeRegistration(env.id, found.user.id, origin);
       if (!user) throw invalidCode();
-      return signInAs(db, clock, env, user, origin);
+      return signInAs(db, clock, env, user, origin, 'email_code');
     },
 
     /**

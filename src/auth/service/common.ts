@@ -1,10 +1,12 @@
 import type { EnvironmentSettings } from '../../environments/settings.js';
+import { recordOwnEvent } from '../../audit/service.js';
+import { userCaller, type RequestContext } from '../../platform/caller.js';
 import type { Clock } from '../../platform/clock.js';
-import type { Db } from '../../platform/db/database.js';
+import { inTransaction, type Db } from '../../platform/db/database.js';
 import { rateLimited } from '../../platform/http/problems.js';
 import type { Limit, RateLimiter } from '../../platform/rate-limit.js';
 import type { StartedSession } from '../../sessions/schemas.js';
-import { startSession, type SessionOrigin } from '../../sessions/service.js';
+import { startSession } from '../../sessions/service.js';
 import type { ClientUser, User } from '../../users/schemas.js';
 import { toClientUser } from '../../users/accounts.js';
 import { invalidCredentials } from '../errors.js';
@@ -21,13 +23,30 @@ export interface SignedIn { user: ClientUser; session: StartedSession; token: st
  */
 export type SignInResult = { status: 'complete' } & SignedIn;
 
-/** Starts the user's session with the environment's lifetimes. */
-export async function signInAs(db: Db, clock: Clock, env: AuthEnvironment, user: User, origin: SessionOrigin): Promise<SignedIn> {
-  const started = await startSession(db, env.id, user.id, env.settings.session, origin, clock.now());
-  // Banned or deleted between the credential check and now: no session, and no detail either.
-  if (!started) throw invalidCredentials();
-  return { user: toClientUser(user), ...started };
+/** How a user proved who they are, as the trail records a sign-in. */
+export type SignInMethod = 'password' | 'sign_up' | 'email_code';
+
+/** Starts the user's session with the environment's lifetimes and records the sign-in with it. */
+export function signInAs(db: Db, clock: Clock, env: AuthEnvironment, user: User, origin: RequestContext, method: SignInMethod): Promise<SignedIn> {
+  return inTransaction(db, async (trx) => {
+    const now = clock.now();
+    const started = await startSession(trx, env.id, user.id, env.settings.session, origin, now);
+    // Banned or deleted between the credential check and now: no session, and no detail either.
+    if (!started) throw invalidCredentials();
+    await recordOwnEvent(trx, env.id, {
+      action: 'user.signed_in', ...userCaller(user.id, origin),
+      targets: [{ type: 'user', id: user.id }, { type: 'session', id: started.session.id }], metadata: { method },
+    }, now);
+    return { user: toClientUser(user), ...started };
+  });
 }
+
+/** Records a refused sign-in of a known account: why (never the password), and whether it locked the account. */
+export const recordFailedSignIn = (db: Db, clock: Clock, env: AuthEnvironment, userId: string, origin: RequestContext, reason: string, locked = false) =>
+  recordOwnEvent(db, env.id, {
+    action: 'user.sign_in_failed', ...userCaller(userId, origin), result: 'failure',
+    targets: [{ type: 'user', id: userId }], metadata: { reason, locked },
+  }, clock.now());
 
 /** Counts a hit against the limit; 429 rate_limited once it is reached. */
 export async function throttle(limiter: RateLimiter, env: AuthEnvironment, bucket: string, limit: Limit) {

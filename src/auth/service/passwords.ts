@@ -2,6 +2,7 @@ import type { RequestContext } from '../../platform/caller.js';
 import type { Clock } from '../../platform/clock.js';
 import { verifyPassword } from '../../platform/crypto/passwords.js';
 import type { Db } from '../../platform/db/database.js';
+import type { ProblemError } from '../../platform/http/problem.js';
 import { rateLimited } from '../../platform/http/problems.js';
 import type { RateLimiter } from '../../platform/rate-limit.js';
 import { toClientUser } from '../../users/accounts.js';
@@ -9,7 +10,7 @@ import type { UsersService } from '../../users/service.js';
 import { emailNotVerified, invalidCredentials, userBanned } from '../errors.js';
 import type { SignInBody, SignUpBody } from '../schemas.js';
 import type { EmailedCodesService } from './codes.js';
-import { signInAs, throttle, type AuthEnvironment, type SignInResult } from './common.js';
+import { recordFailedSignIn, signInAs, throttle, type AuthEnvironment, type SignInResult } from './common.js';
 
 export interface PasswordAuthDeps {
   db: Db; clock: Clock; limiter: RateLimiter;
@@ -26,12 +27,12 @@ export function createPasswordAuthService({ db, clock, limiter, users, codes }: 
     async signUp(env: AuthEnvironment, body: SignUpBody, origin: RequestContext) {
       await throttle(limiter, env, `sign_up:ip:${origin.ipAddress}`, SIGN_UPS_PER_IP);
       const pending = env.settings.emailVerificationRequired;
-      const user = await users.register(env.id, { ...body, pending });
+      const user = await users.register(env.id, { ...body, pending }, origin);
       if (pending) {
         await codes.mailVerificationCode(env, user);
         return { pending: true as const, user: toClientUser(user) };
       }
-      return { pending: false as const, ...(await signInAs(db, clock, env, user, origin)) };
+      return { pending: false as const, ...(await signInAs(db, clock, env, user, origin, 'sign_up')) };
     },
 
     /**
@@ -48,12 +49,17 @@ export function createPasswordAuthService({ db, clock, limiter, users, codes }: 
       const candidate = await users.reserveSignInAttempt(env.id, body.email, lockout);
       const passwordOk = await verifyPassword(candidate?.passwordHash, body.password);
       if (!candidate) throw invalidCredentials();
-      await users.finishSignInAttempt(env.id, candidate.user.id, passwordOk, lockout);
-      if (!passwordOk) throw invalidCredentials();
+      const { user } = candidate;
+      const locked = await users.finishSignInAttempt(env.id, user.id, passwordOk, lockout);
+      const refuse = async (reason: string, problem: ProblemError) => {
+        await recordFailedSignIn(db, clock, env, user.id, origin, reason, locked);
+        return problem;
+      };
+      if (!passwordOk) throw await refuse('invalid_password', invalidCredentials());
       await limiter.release(env.id, ipBucket, ipAttempt);
-      if (candidate.user.status === 'banned') throw userBanned();
-      if (candidate.user.registrationState === 'pending_email_verification') throw emailNotVerified();
-      return { status: 'complete', ...(await signInAs(db, clock, env, candidate.user, origin)) };
+      if (user.status === 'banned') throw await refuse('user_banned', userBanned());
+      if (user.registrationState === 'pending_email_verification') throw await refuse('email_not_verified', emailNotVerified());
+      return { status: 'complete', ...(await signInAs(db, clock, env, user, origin, 'password')) };
     },
   };
 }
