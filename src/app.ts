@@ -70,7 +70,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const users = createUsersService({ db, clock, environments, sessions });
   const limiter = createRateLimiter(db, clock);
   const codes = createEmailedCodesService({ db, clock, mailer, limiter, users });
-  const passwords = createPasswordAuthService({ db, clock, limiter, users, codes });
+  const passwords = createPasswordAuthService({ db, clock, limiter, mailer, users, codes });
   const invitations = createInvitationsService({ db, clock, mailer, limiter, environments, users });
   const audit = createAuditService({
     db, clock, limiter,

@@ -1,3 +1,4 @@
+import { uuidv7 } from 'uuidv7';
 import type { EnvironmentSettings } from '../environments/settings.js';
 import { hashPassword } from '../platform/crypto/passwords.js';
 import type { Db } from '../platform/db/database.js';
@@ -34,6 +35,19 @@ export async function insertUser(db: Db, environmentId: string, user: NewUser, n
   const inserted = await createUsersStore(db).insert(environmentId, user, now);
   if (inserted === 'email_taken') throw emailTaken();
   return inserted;
+}
+
+/**
+ * The user a pending sign-up would have created, never stored: what a sign-up for an email that already
+ * has an account answers under enumeration protection, so that answer looks like any other.
+ */
+export function unstoredPendingUser(environmentId: string, input: { email: string; firstName?: string; lastName?: string; name?: string }, now: Date): ClientUser {
+  const at = now.toISOString();
+  return {
+    id: uuidv7(), environmentId, name: input.name ?? joinName(input.firstName, input.lastName), firstName: input.firstName ?? null,
+    lastName: input.lastName ?? null, locale: null, status: 'active', registrationState: 'pending_email_verification',
+    createdAt: at, updatedAt: at, email: normalizeEmail(input.email), emailVerifiedAt: null, deletedAt: null, publicMetadata: {}, unsafeMetadata: {},
+  };
 }
 
 export interface VerifiedUser {

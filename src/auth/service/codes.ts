@@ -22,6 +22,10 @@ export interface EmailedCodesDeps {
 const CODE_LIFETIME_MS = 10 * 60_000;
 const CODE_SENDS_PER_EMAIL = { max: 5, windowSeconds: 3600 };
 const CODE_SENDS_PER_IP = { max: 30, windowSeconds: 3600 };
+// Each code allows 5 tries, and 5 codes may be mailed an hour: without a cap across codes, a 6-digit code
+// could be guessed 25 times an hour for ever. Past this many wrong tries in a UTC day, every code of the
+// account answers as wrong, the right one included; the answer is the one an unknown email gets.
+export const CODE_FAILURES_PER_ACCOUNT = { max: 10, windowSeconds: 86_400 };
 // Every reset attempt runs a password hash (unknown emails too, so they cost the same): cap them per client.
 const RESET_ATTEMPTS_PER_IP = { max: 100, windowSeconds: 3600 };
 
@@ -60,6 +64,20 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, users }:
       text: `${notice} ${ifNotYou}`,
       html: `<p>${escapeHtml(notice)}</p><p>${escapeHtml(ifNotYou)}</p>`,
     });
+  }
+
+  /**
+   * Tries a code against the account's daily budget of wrong tries: the try is counted before the code
+   * is checked (so concurrent guesses cannot outrun the count) and given back when the code was right.
+   * Over the budget, the code is not even tried.
+   */
+  async function withinCodeBudget<T>(env: AuthEnvironment, userId: string, tryCode: () => Promise<T | undefined>): Promise<T | undefined> {
+    const bucket = `code_failures:user:${userId}`;
+    const attempt = await limiter.hit(env.id, bucket, CODE_FAILURES_PER_ACCOUNT);
+    if (!attempt.allowed) return undefined;
+    const result = await tryCode();
+    if (result !== undefined) await limiter.release(env.id, bucket, attempt);
+    return result;
   }
 
   /**
@@ -102,7 +120,9 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, users }:
     async verifyEmail(env: AuthEnvironment, body: VerifyEmailBody, origin: RequestContext) {
       const found = await users.findCredentials(env.id, body.email);
       if (!found || found.user.registrationState !== 'pending_email_verification') throw invalidCode();
-      if (!(await codes.consume(env.id, found.user.id, 'verify_email', codeHash(found.user.id, body.code), clock.now()))) throw invalidCode();
+      const consumed = await withinCodeBudget(env, found.user.id, async () =>
+        (await codes.consume(env.id, found.user.id, 'verify_email', codeHash(found.user.id, body.code), clock.now())) || undefined);
+      if (!consumed) throw invalidCode();
       const user = await users.completeRegistration(env.id, found.user.id, origin);
       if (!user) throw invalidCode();
       return signInAs(db, clock, env, user, origin, 'email_code');
@@ -129,7 +149,7 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, users }:
       const passwordHash = await checkedPasswordHash(body.newPassword, env.settings, email);
       const found = await users.findCredentials(env.id, email);
       if (!found || found.user.status !== 'active') throw invalidCode();
-      const reset = await applyReset(env, found.user.id, body.code, passwordHash, origin);
+      const reset = await withinCodeBudget(env, found.user.id, () => applyReset(env, found.user.id, body.code, passwordHash, origin));
       if (!reset) throw invalidCode();
       await mailPasswordChanged(env, reset.user);
       return { user: toClientUser(reset.user), session: reset.session, token: reset.token };

@@ -2,10 +2,11 @@ import type { RequestContext } from '../../platform/caller.js';
 import type { Clock } from '../../platform/clock.js';
 import { verifyPassword } from '../../platform/crypto/passwords.js';
 import type { Db } from '../../platform/db/database.js';
-import type { ProblemError } from '../../platform/http/problem.js';
+import { ProblemError } from '../../platform/http/problem.js';
+import { escapeHtml, type Mailer } from '../../platform/mail/mailer.js';
 import { rateLimited } from '../../platform/http/problems.js';
 import type { RateLimiter } from '../../platform/rate-limit.js';
-import { toClientUser } from '../../users/accounts.js';
+import { normalizeEmail, toClientUser, unstoredPendingUser } from '../../users/accounts.js';
 import type { UsersService } from '../../users/service.js';
 import { emailNotVerified, invalidCredentials, userBanned } from '../errors.js';
 import type { SignInBody, SignUpBody } from '../schemas.js';
@@ -13,7 +14,7 @@ import type { EmailedCodesService } from './codes.js';
 import { recordFailedSignIn, signInAs, throttle, type AuthEnvironment, type SignInResult } from './common.js';
 
 export interface PasswordAuthDeps {
-  db: Db; clock: Clock; limiter: RateLimiter;
+  db: Db; clock: Clock; limiter: RateLimiter; mailer: Mailer;
   users: Pick<UsersService, 'register' | 'reserveSignInAttempt' | 'finishSignInAttempt'>;
   codes: Pick<EmailedCodesService, 'mailVerificationCode'>;
 }
@@ -21,13 +22,34 @@ export interface PasswordAuthDeps {
 // Every sign-up mails a code to the address given: one client must not turn us into a mail cannon.
 const SIGN_UPS_PER_IP = { max: 100, windowSeconds: 3600 };
 
+const isEmailTaken = (err: unknown) => err instanceof ProblemError && err.code === 'email_taken';
+
 /** Client-plane sign-up and sign-in with email and password. */
-export function createPasswordAuthService({ db, clock, limiter, users, codes }: PasswordAuthDeps) {
+export function createPasswordAuthService({ db, clock, limiter, mailer, users, codes }: PasswordAuthDeps) {
+  /**
+   * Under enumeration protection, a sign-up for an email that has an account answers as a new pending
+   * sign-up would (the password was checked and hashed all the same) and tells the owner by mail.
+   */
+  async function answerTakenEmailQuietly(env: AuthEnvironment, body: SignUpBody) {
+    const email = normalizeEmail(body.email);
+    const notice = `Someone tried to sign up with ${email}, which already has an account. If it was you, sign in, or reset your password if you forgot it.`;
+    const ifNotYou = 'If it was not you, you can ignore this email: nothing changed.';
+    await mailer.send(env.id, {
+      to: email, subject: 'You already have an account',
+      text: `${notice} ${ifNotYou}`, html: `<p>${escapeHtml(notice)}</p><p>${escapeHtml(ifNotYou)}</p>`,
+    });
+    return { pending: true as const, user: unstoredPendingUser(env.id, body, clock.now()) };
+  }
+
   return {
     async signUp(env: AuthEnvironment, body: SignUpBody, origin: RequestContext) {
       await throttle(limiter, env, `sign_up:ip:${origin.ipAddress}`, SIGN_UPS_PER_IP);
       const pending = env.settings.emailVerificationRequired;
-      const user = await users.register(env.id, { ...body, pending }, origin);
+      const user = await users.register(env.id, { ...body, pending }, origin).catch((err: unknown) => {
+        if (pending && env.settings.enumerationProtection && isEmailTaken(err)) return undefined;
+        throw err;
+      });
+      if (!user) return answerTakenEmailQuietly(env, body);
       if (pending) {
         await codes.mailVerificationCode(env, user);
         return { pending: true as const, user: toClientUser(user) };
