@@ -1,6 +1,7 @@
 import { Ajv, type Options } from 'ajv';
 import * as ajvFormats from 'ajv-formats';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifySchemaValidationError } from 'fastify';
+import { unstorableText } from './storable-text.js';
 
 // ajv-formats is CommonJS; under ESM its plugin may sit one `default` deeper.
 type FormatsPlugin = (ajv: Ajv) => Ajv;
@@ -9,6 +10,27 @@ const addFormats: FormatsPlugin = typeof formats.default === 'function' ? format
 
 const common: Options = { removeAdditional: false, useDefaults: true, allErrors: true, strict: false };
 
+interface Validator { (data: unknown): boolean; errors?: FastifySchemaValidationError[] | null }
+
+/**
+ * Text the database cannot store is refused before the schema is applied, in every part of every route
+ * that declares a schema (body, querystring, params, headers): one step at the edge instead of a rule per
+ * field. Its errors have Ajv's shape, so they render as every other validation error does.
+ */
+function refusingUnstorableText(validate: Validator): Validator {
+  const checked: Validator = (data) => {
+    const refused = unstorableText(data);
+    if (refused.length > 0) {
+      checked.errors = refused;
+      return false;
+    }
+    const valid = validate(data);
+    checked.errors = validate.errors;
+    return valid;
+  };
+  return checked;
+}
+
 /**
  * JSON bodies are validated as sent: `{"password": 12345678}` is a number, not a string. Query strings
  * and path parameters arrive as text, so there (and only there) values are coerced to the schema's types.
@@ -16,5 +38,5 @@ const common: Options = { removeAdditional: false, useDefaults: true, allErrors:
 export function registerValidators(app: FastifyInstance) {
   const exact = addFormats(new Ajv({ ...common, coerceTypes: false }));
   const coercing = addFormats(new Ajv({ ...common, coerceTypes: 'array' }));
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? exact : coercing).compile(schema));
+  app.setValidatorCompiler(({ schema, httpPart }) => refusingUnstorableText((httpPart === 'body' ? exact : coercing).compile(schema)));
 }
