@@ -1,7 +1,7 @@
 import { Ajv, type Options } from 'ajv';
 import * as ajvFormats from 'ajv-formats';
 import type { FastifyInstance, FastifySchemaValidationError } from 'fastify';
-import { unstorableText } from './storable-text.js';
+import { unstorableInput } from './storable-input.js';
 
 // ajv-formats is CommonJS; under ESM its plugin may sit one `default` deeper.
 type FormatsPlugin = (ajv: Ajv) => Ajv;
@@ -13,13 +13,14 @@ const common: Options = { removeAdditional: false, useDefaults: true, allErrors:
 interface Validator { (data: unknown): boolean; errors?: FastifySchemaValidationError[] | null }
 
 /**
- * Text the database cannot store is refused before the schema is applied, in every part of every route
- * that declares a schema (body, querystring, params, headers): one step at the edge instead of a rule per
- * field. Its errors have Ajv's shape, so they render as every other validation error does.
+ * Text the database cannot store, and nesting too deep to process, are refused before the schema is
+ * applied, in every part of every route that declares a schema (body, querystring, params, headers): one
+ * step at the edge instead of a rule per field. Its errors have Ajv's shape, so they render as every other
+ * validation error does.
  */
-function refusingUnstorableText(validate: Validator): Validator {
+function refusingUnstorableInput(validate: Validator): Validator {
   const checked: Validator = (data) => {
-    const refused = unstorableText(data);
+    const refused = unstorableInput(data);
     if (refused.length > 0) {
       checked.errors = refused;
       return false;
@@ -38,5 +39,5 @@ function refusingUnstorableText(validate: Validator): Validator {
 export function registerValidators(app: FastifyInstance) {
   const exact = addFormats(new Ajv({ ...common, coerceTypes: false }));
   const coercing = addFormats(new Ajv({ ...common, coerceTypes: 'array' }));
-  app.setValidatorCompiler(({ schema, httpPart }) => refusingUnstorableText((httpPart === 'body' ? exact : coercing).compile(schema)));
+  app.setValidatorCompiler(({ schema, httpPart }) => refusingUnstorableInput((httpPart === 'body' ? exact : coercing).compile(schema)));
 }

@@ -134,6 +134,32 @@ describe('text PostgreSQL cannot store, in metadata bags', () => {
   });
 });
 
+describe('nesting too deep to process', () => {
+  /** An object of `levels` nested objects: 1 is {}, 2 is {"a":{}}. */
+  const nested = (levels: number): Record<string, unknown> => (levels === 1 ? {} : { a: nested(levels - 1) });
+
+  it('accepts 64 levels of nesting counting the body, and refuses 65 naming the innermost container', async () => {
+    const env = await t.given.environment();
+    const user = await t.given.user(env);
+    const patch = (publicMetadata: Record<string, unknown>) => t.server(env).patch(`/users/${user.id}/metadata`, { publicMetadata });
+
+    expect((await patch(nested(63))).statusCode).toBe(200);
+    const before = await userRows(env);
+    expectRefused(await patch({ b: nested(64) }),
+      [`/body/publicMetadata/b${'/a'.repeat(62)}`, 'must not nest objects and arrays more than 64 levels deep']);
+    expect(await userRows(env)).toEqual(before);
+  });
+
+  it('answers nesting as deep as the body limit allows with 400, not a stack overflow', async () => {
+    const env = await t.given.environment();
+    const deep = '['.repeat(30_000) + ']'.repeat(30_000);
+    const res = await t.server(env).post('/audit-events', `{"metadata":{"x":${deep}}}`, { headers: { 'content-type': 'application/json', 'idempotency-key': 'deep' } });
+    const body = expectProblem(res, 400, 'invalid_request');
+    expect(body.properties.errors).toEqual([{ path: `/body/metadata/x${'/0'.repeat(62)}`, message: 'must not nest objects and arrays more than 64 levels deep' }]);
+    expect(await customerEvents(t, env)).toEqual([]);
+  });
+});
+
 describe('numbers out of range', () => {
   it('refuses an afterSequence beyond 2^53 - 1 on the audit feed with 400, and accepts 2^53 - 1', async () => {
     const env = await t.given.environment();
