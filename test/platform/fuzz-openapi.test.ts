@@ -28,6 +28,8 @@ let user: TestUser;
 let scratchUser: TestUser;
 let doomedUser: TestUser;
 let session: TestSession;
+/** The scratch user's session: revoking it (by the Server API) harms nothing; the client plane cannot see it. */
+let scratchSession: TestSession;
 let invitationId: string;
 let eventId: string;
 
@@ -39,7 +41,7 @@ beforeAll(async () => {
   scratchUser = await t.given.user(env);
   doomedUser = await t.given.user(env);
   session = await t.given.session(env, user);
-  await t.given.session(env, scratchUser);
+  scratchSession = await t.given.session(env, scratchUser);
   const invitation = await t.server(env).post('/invitations', { email: `invited-${randomUUID()}@example.com`, publicMetadata: {}, privateMetadata: {} });
   expect(invitation.statusCode, invitation.body).toBe(201);
   invitationId = invitation.json().id;
@@ -54,8 +56,8 @@ function pathParams(op: Operation): Record<string, string> {
   const destructive = op.method === 'DELETE' || /\/(ban|unban)$/.test(op.path);
   return {
     userId: op.path.endsWith('/users/{userId}') && op.method === 'DELETE' ? doomedUser.id : destructive ? scratchUser.id : user.id,
-    // Revoking the fixture session would sign the client plane out for the operations after it.
-    sessionId: randomUUID(),
+    // Never the fixture session: revoking it would sign the client plane out for the operations after it.
+    sessionId: scratchSession.id,
     invitationId, eventId,
     id: op.method === 'GET' ? env.id : scratchEnv.id,
     // Revoking the fixture's secret key would lock the Server API.

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { PASSWORD } from '../helpers/given.js';
 
 /**
  * What the fuzzer needs of JSON Schema: the subset the route schemas use (objects, records, strings with
@@ -12,9 +13,7 @@ export interface Schema {
   minProperties?: number; items?: Schema; maxItems?: number; uniqueItems?: boolean;
 }
 
-export const PASSWORD = 'correct horse battery staple';
-
-/** Values that pass the formats' checks and the service's rules, so a valid request reaches the database. */
+/** What the generator takes from the test: its clock, so that timestamps fall in the window the service accepts. */
 export interface Hints { now: () => Date }
 
 const word = fc.stringMatching(/^[a-z][a-z0-9]{0,11}$/);
