@@ -104,7 +104,11 @@ export const SearchAuditEventsQuery = Type.Object({
 export type SearchAuditEventsQuery = Static<typeof SearchAuditEventsQuery>;
 
 export const PollAuditEventsQuery = Type.Object({
-  afterSequence: Type.Integer({ minimum: 0, default: 0, description: 'Return events with a larger sequence; 0 starts at the first event.' }),
+  // The column is a bigint; sequences are read as JavaScript numbers, exact up to 2^53 - 1.
+  afterSequence: Type.Integer({
+    minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0,
+    description: `Return events with a larger sequence; 0 starts at the first event. At most ${Number.MAX_SAFE_INTEGER}.`,
+  }),
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 100, description: 'Page size, 1 to 100.' }),
 }, { additionalProperties: false });
 export type PollAuditEventsQuery = Static<typeof PollAuditEventsQuery>;
