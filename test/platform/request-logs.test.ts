@@ -62,10 +62,11 @@ describe('request log lines', () => {
 
   it('logs a sign-in refused by the account lockout at warn too, without the right password it carried', async () => {
     const env = await t.given.environment({ lockout: { maxFailedAttempts: 2 } });
-    const user = await t.given.user(env, { email: 'grace@example.com' });
-    for (let i = 0; i < 2; i++) expect((await signIn(env, user.email, WRONG, '203.0.113.8')).statusCode).toBe(401);
+    const email = 'grace@example.com';
+    const user = await t.given.user(env, { email });
+    for (let i = 0; i < 2; i++) expect((await signIn(env, email, WRONG, '203.0.113.8')).statusCode).toBe(401);
 
-    const locked = await signIn(env, user.email, user.password, '203.0.113.8');
+    const locked = await signIn(env, email, user.password, '203.0.113.8');
 
     expect(locked.statusCode).toBe(401);
     expect(warnings(locked)).toMatchObject([{ code: 'invalid_credentials', method: 'POST', path: '/_svc/auth/sign-in', ip: '203.0.113.8' }]);
