@@ -1,6 +1,9 @@
+import { isIP } from 'node:net';
 import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
 import { DEFAULT_MAIL_FROM } from './platform/mail/mailer.js';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 const ConfigSchema = Type.Object({
   port: Type.Integer({ minimum: 0, maximum: 65535 }),
@@ -9,18 +12,56 @@ const ConfigSchema = Type.Object({
   databaseUrl: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   adminToken: Type.Optional(Type.String({ minLength: 16 })),
   smtpUrl: Type.Optional(Type.String({ pattern: '^smtps?://' })),
-  mailFrom: Type.String({ minLength: 3 }),
+  mailFrom: Type.String({ pattern: '@' }),
   trustedProxies: Type.Array(Type.String()),
-  logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
+  logLevel: Type.Union(LOG_LEVELS.map((l) => Type.Literal(l))),
 });
 export type Config = Static<typeof ConfigSchema>;
+type Key = keyof Config;
 
 export class ConfigError extends Error {}
 
-/** Every environment variable the service reads, parsed and validated in one place. */
+/** The names proxy-addr (Fastify's trustProxy) expands to address ranges. */
+const PROXY_KEYWORDS = ['loopback', 'linklocal', 'uniquelocal'];
+
+/**
+ * An address, a CIDR range or a keyword, as Fastify's trustProxy accepts them. A bad entry would only fail
+ * when Fastify compiles the list, after the database is open; a /0 range is refused there too.
+ */
+export function isTrustedProxyEntry(entry: string): boolean {
+  if (PROXY_KEYWORDS.includes(entry)) return true;
+  const [address, prefix, ...rest] = entry.split('/');
+  const family = isIP(address!);
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) >= 1 && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
+/**
+ * Each setting's variable, what it allows in plain words, what the schema cannot say, and whether its value
+ * is a secret (never printed) or a URL (printed with its password masked).
+ */
+const VARIABLES: Record<Key, { name: string; rule: string; check?: (value: never) => boolean; show?: 'hidden' | 'url' }> = {
+  port: { name: 'PORT', rule: 'must be an integer from 0 to 65535' },
+  host: { name: 'HOST', rule: 'must be a host name or address to listen on, such as localhost or 0.0.0.0' },
+  dataDir: { name: 'GATEHOUSE_DATA_DIR', rule: 'must be a directory path' },
+  databaseUrl: { name: 'DATABASE_URL', rule: 'must be a URL starting with postgres:// or postgresql://', check: URL.canParse, show: 'url' },
+  adminToken: { name: 'GATEHOUSE_ADMIN_TOKEN', rule: 'must be at least 16 characters long', show: 'hidden' },
+  smtpUrl: { name: 'GATEHOUSE_SMTP_URL', rule: 'must be a URL starting with smtp:// or smtps://', check: URL.canParse, show: 'url' },
+  mailFrom: { name: 'GATEHOUSE_MAIL_FROM', rule: 'must be a sender address, such as "Auth <auth@example.com>"' },
+  trustedProxies: {
+    name: 'GATEHOUSE_TRUSTED_PROXIES',
+    rule: 'must be a comma-separated list of IP addresses, CIDR ranges (such as 10.0.0.0/8 or fd00::/8) and the words loopback, linklocal, uniquelocal',
+    check: (entries: string[]) => entries.every(isTrustedProxyEntry),
+  },
+  logLevel: { name: 'LOG_LEVEL', rule: `must be one of ${LOG_LEVELS.join(', ')}` },
+};
+
+/** Every environment variable the service reads, parsed and validated in one place, before anything starts. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
   const raw = {
-    port: env.PORT === undefined ? 3000 : Number(env.PORT),
+    // Digits only: Number('') is 0 (a random port) and Number('8e3') is 8000.
+    port: env.PORT === undefined ? 3000 : /^\d+$/.test(env.PORT) ? Number(env.PORT) : Number.NaN,
     host: env.HOST ?? 'localhost',
     dataDir: env.GATEHOUSE_DATA_DIR ?? './data',
     databaseUrl: env.DATABASE_URL || undefined,
@@ -30,20 +71,33 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     trustedProxies: (env.GATEHOUSE_TRUSTED_PROXIES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     logLevel: env.LOG_LEVEL ?? 'info',
   };
-  const names: Record<string, string> = {
-    port: 'PORT', host: 'HOST', dataDir: 'GATEHOUSE_DATA_DIR', databaseUrl: 'DATABASE_URL',
-    adminToken: 'GATEHOUSE_ADMIN_TOKEN', smtpUrl: 'GATEHOUSE_SMTP_URL', mailFrom: 'GATEHOUSE_MAIL_FROM',
-    trustedProxies: 'GATEHOUSE_TRUSTED_PROXIES', logLevel: 'LOG_LEVEL',
-  };
-  const errors = [...Value.Errors(ConfigSchema, raw)];
-  if (errors.length > 0) {
-    const lines = errors.map((e) => {
-      const key = e.instancePath.split('/')[1] ?? '';
-      const name = names[key] ?? key;
-      // Show what the operator typed, not what parsing made of it (PORT=eighty, not NaN).
-      return `  ${name}: ${e.message} (got ${JSON.stringify(env[name] ?? (raw as Record<string, unknown>)[key])})`;
-    });
-    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
-  }
+  const lines = (Object.keys(VARIABLES) as Key[]).flatMap((key) => {
+    const value = raw[key];
+    const { name, rule, check } = VARIABLES[key];
+    if (value === undefined) return []; // an optional variable left unset
+    const valid = Value.Check(ConfigSchema.properties[key], value) && (check?.(value as never) ?? true);
+    return valid ? [] : [`  ${name}: ${rule} (${shown(key, env[name] ?? String(value), raw.trustedProxies)})`];
+  });
+  if (lines.length > 0) throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   return Object.freeze(raw as Config);
+}
+
+/** What the operator typed (PORT=eighty, not NaN), without ever echoing a secret back. */
+function shown(key: Key, typed: string, trustedProxies: string[]): string {
+  const { show } = VARIABLES[key];
+  if (show === 'hidden') return `value hidden, ${typed.length} characters`;
+  if (show === 'url') return maskedUrl(typed);
+  if (key === 'trustedProxies') return `got ${trustedProxies.filter((e) => !isTrustedProxyEntry(e)).map((e) => JSON.stringify(e)).join(', ')}`;
+  return `got ${JSON.stringify(typed)}`;
+}
+
+/** The URL with its password (in the userinfo or a password= parameter) replaced by ***. */
+function maskedUrl(typed: string): string {
+  if (!URL.canParse(typed)) return typed.includes('@') ? 'value hidden: not a URL, and it may hold a password' : `got ${JSON.stringify(typed)}`;
+  const url = new URL(typed);
+  if (url.password) url.password = '***';
+  for (const name of [...url.searchParams.keys()]) {
+    if (/pass|secret|token/i.test(name)) url.searchParams.set(name, '***');
+  }
+  return `got ${JSON.stringify(url.href.replaceAll('%2A%2A%2A', '***'))}`;
 }

@@ -1,24 +1,27 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createEnvironmentsService } from './environments/service.js';
+import type { CreatedEnvironment } from './environments/schemas.js';
 import { systemCaller } from './platform/caller.js';
 import { systemClock } from './platform/clock.js';
 import { openDatabase, type Db } from './platform/db/database.js';
-import { lockDataDir } from './platform/db/data-dir-lock.js';
+import { DataDirLockedError, lockDataDir } from './platform/db/data-dir-lock.js';
 import { migrate } from './platform/db/migrate.js';
 
 async function main() {
   const config = loadConfig();
-  const unlockDataDir = config.databaseUrl ? () => {} : lockDataDir(config.dataDir);
+  const embedded = !config.databaseUrl;
+  const unlockDataDir = embedded ? lockDataDir(config.dataDir) : () => {};
   const database = await openDatabase(config.databaseUrl ? { url: config.databaseUrl } : { dataDir: config.dataDir });
   await migrate(database.db);
-  await bootstrapFirstEnvironment(database.db, config.port);
 
   const app = await buildApp({
     db: database.db, notifications: database.notifications, clock: systemClock, publicPort: config.port, adminToken: config.adminToken, smtpUrl: config.smtpUrl,
     mailFrom: config.mailFrom, trustedProxies: config.trustedProxies, logLevel: config.logLevel,
   });
+  // A key on the embedded database is a developer's; on a shared one, output that is not a terminal goes to a log.
+  await bootstrapFirstEnvironment(database.db, app.log, { port: config.port, showKey: embedded || process.stderr.isTTY === true });
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
@@ -32,8 +35,10 @@ async function main() {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
   await app.listen({ port: config.port, host: config.host });
-  const storage = config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${config.dataDir}`;
-  console.log(`Gatehouse listening on http://${config.host}:${config.port} with ${storage}. API reference: /docs`);
+  // stdout carries only JSON log lines (for a log shipper); the human banner goes to stderr.
+  app.log.info({ storage: embedded ? 'embedded' : 'postgresql', ...(embedded && { dataDir: config.dataDir }) }, 'Gatehouse ready');
+  const storage = embedded ? `embedded PGlite in ${config.dataDir}` : 'PostgreSQL (DATABASE_URL)';
+  process.stderr.write(`Gatehouse listening on http://${config.host}:${config.port} with ${storage}. API reference: /docs\n`);
 }
 
 /** How long in-flight requests get to finish after SIGTERM before their connections are cut. */
@@ -58,29 +63,53 @@ async function drain(app: FastifyInstance) {
   }
 }
 
-/** With no environment yet, creates `development` and prints its secret key once (one process does, see createFirst). */
-async function bootstrapFirstEnvironment(db: Db, port: number) {
+/**
+ * With no environment yet, creates `development` (one process does, see createFirst). The log gets its
+ * id; the secret key is shown once on stderr when `showKey`, and never written to the log.
+ */
+async function bootstrapFirstEnvironment(db: Db, log: FastifyBaseLogger, { port, showKey }: { port: number; showKey: boolean }) {
   const environments = createEnvironmentsService({ db, clock: systemClock, defaultFrontendPort: port });
   const env = await environments.createFirst(systemCaller('bootstrap'));
   if (!env) return;
-  console.log([
+  log.info({ environmentId: env.id, frontendHost: env.frontendHost, secretKeyId: env.secretKeyId, secretKeyShown: showKey }, 'created the first environment, "development"');
+  process.stderr.write(firstEnvironmentBanner(env, port, showKey));
+}
+
+/** What a person reads on stderr about the first environment; the secret key only when `showKey`. */
+function firstEnvironmentBanner(env: CreatedEnvironment, port: number, showKey: boolean) {
+  return [
     '',
-    'Created the first environment, "development". The secret key is shown only now; keep it safe:',
-    `  environment id:  ${env.id}`,
-    `  secret key:      ${env.secretKey}`,
-    `  frontend host:   ${env.frontendHost}`,
-    '',
-    `Try it:  curl -H "Authorization: Bearer ${env.secretKey}" -H 'content-type: application/json' \\`,
-    `           -d '{"email":"ada@example.com"}' http://localhost:${port}/api/server/v1/users`,
+    ...(showKey ? [
+      'Created the first environment, "development". The secret key is shown only now; keep it safe:',
+      `  environment id:  ${env.id}`,
+      `  secret key:      ${env.secretKey}`,
+      `  frontend host:   ${env.frontendHost}`,
+      '',
+      `Try it:  curl -H "Authorization: Bearer ${env.secretKey}" -H 'content-type: application/json' \\`,
+      `           -d '{"email":"ada@example.com"}' http://localhost:${port}/api/server/v1/users`,
+    ] : [
+      'Created the first environment, "development":',
+      `  environment id:  ${env.id}`,
+      `  frontend host:   ${env.frontendHost}`,
+      'Its secret key is not shown: off a terminal, the output of a server on a shared database (DATABASE_URL) is usually kept in a log.',
+      `Issue a key with the same DATABASE_URL:         npx gatehouse keys create ${env.id}`,
+      `  or with the admin API (GATEHOUSE_ADMIN_TOKEN): POST /api/admin/v1/environments/${env.id}/secret-keys`,
+      `The key created now was never shown; revoke it:  npx gatehouse keys revoke ${env.secretKeyId}`,
+    ]),
     'More environments: npx gatehouse env create --name staging   (or the admin API with GATEHOUSE_ADMIN_TOKEN)',
     '',
-  ].join('\n'));
+    '',
+  ].join('\n');
 }
 
 main().catch((err) => {
   if (err instanceof ConfigError) {
     console.error(err.message);
     process.exit(2);
+  }
+  if (err instanceof DataDirLockedError) {
+    console.error(err.message);
+    process.exit(1);
   }
   console.error(err);
   process.exit(1);

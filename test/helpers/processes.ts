@@ -28,6 +28,8 @@ export interface ServerProcess {
   exited: Promise<Exit>;
   /** Resolves once stdout contains the text (or satisfies the predicate); rejects after the timeout or if the process exits first. */
   waitForOutput(expected: string | ((stdout: string) => boolean), timeoutMs?: number): Promise<void>;
+  /** The same for stderr, where the human banner goes. */
+  waitForStderr(expected: string | ((stderr: string) => boolean), timeoutMs?: number): Promise<void>;
   /** Sends a signal to the server process only, as `kill <pid>` would. */
   signal(signal: NodeJS.Signals): void;
   /** SIGTERM, then SIGKILL to the whole process group if it has not exited within the timeout. */
@@ -50,7 +52,7 @@ function serverEnv(env: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 /**
- * Starts src/main.ts on a free port and waits until GET /readyz answers 200 and the startup output is printed.
+ * Starts src/main.ts on a free port and waits until GET /readyz answers 200 and the startup banner is on stderr.
  *
  * It runs as `node --import tsx src/main.ts`: the same code and loader as `npm start` (`tsx src/main.ts`),
  * without the tsx CLI's wrapper process. That wrapper relays SIGTERM to its node child and SIGKILLs the
@@ -68,7 +70,7 @@ export async function spawnServer(options: { env?: Record<string, string>; ready
   let err = '';
   const outputWaiters = new Set<() => void>();
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => { out += chunk; for (const w of outputWaiters) w(); });
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => { err += chunk; });
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => { err += chunk; for (const w of outputWaiters) w(); });
   const exited = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => {
     running.delete(child);
     resolve({ code, signal });
@@ -76,15 +78,12 @@ export async function spawnServer(options: { env?: Record<string, string>; ready
   let hasExited = false;
   void exited.then(() => { hasExited = true; for (const w of outputWaiters) w(); });
 
-  const server: ServerProcess = {
-    port, pid: child.pid!, exited,
-    stdout: () => out,
-    stderr: () => err,
-    waitForOutput: (expected, timeoutMs = 10_000) => new Promise<void>((resolve, reject) => {
-      const matches = typeof expected === 'string' ? (stdout: string) => stdout.includes(expected) : expected;
-      const timer = setTimeout(() => done(new Error(`expected output not on stdout within ${timeoutMs} ms (${String(expected)}):\n${out}\n${err}`)), timeoutMs);
+  function waitFor(stream: string, text: () => string, expected: string | ((text: string) => boolean), timeoutMs = 10_000) {
+    return new Promise<void>((resolve, reject) => {
+      const matches = typeof expected === 'string' ? (t: string) => t.includes(expected) : expected;
+      const timer = setTimeout(() => done(new Error(`expected output not on ${stream} within ${timeoutMs} ms (${String(expected)}):\n${out}\n${err}`)), timeoutMs);
       const check = () => {
-        if (matches(out)) done();
+        if (matches(text())) done();
         else if (hasExited) done(new Error(`exited before the expected output (${String(expected)}):\n${out}\n${err}`));
       };
       function done(error?: Error) {
@@ -94,7 +93,15 @@ export async function spawnServer(options: { env?: Record<string, string>; ready
       }
       outputWaiters.add(check);
       check();
-    }),
+    });
+  }
+
+  const server: ServerProcess = {
+    port, pid: child.pid!, exited,
+    stdout: () => out,
+    stderr: () => err,
+    waitForOutput: (expected, timeoutMs) => waitFor('stdout', () => out, expected, timeoutMs),
+    waitForStderr: (expected, timeoutMs) => waitFor('stderr', () => err, expected, timeoutMs),
     signal: (signal) => { child.kill(signal); },
     async stop(timeoutMs = 15_000) {
       if (hasExited) return exited;
@@ -109,8 +116,8 @@ export async function spawnServer(options: { env?: Record<string, string>; ready
 
   try {
     await waitForReady(port, options.readyTimeoutMs ?? 60_000, () => hasExited);
-    // Everything printed at startup comes before this line, so stdout() is complete from here on.
-    await server.waitForOutput('Gatehouse listening on');
+    // Everything printed at startup comes before this line, so stderr() is complete from here on.
+    await server.waitForStderr('Gatehouse listening on');
   } catch (error) {
     await server.stop();
     throw new Error(`${(error as Error).message}\nstdout:\n${out}\nstderr:\n${err}`);

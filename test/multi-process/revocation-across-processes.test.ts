@@ -49,7 +49,7 @@ describe.skipIf(!TEST_DATABASE_URL)('several server processes on one PostgreSQL 
   }
 
   it('migrates an empty database once and creates exactly one "development" environment when two processes start together', async () => {
-    const printed = [a, b].filter((s) => s.stdout().includes('Created the first environment, "development"'));
+    const printed = [a, b].filter((s) => s.stderr().includes('Created the first environment, "development"'));
     expect(printed).toHaveLength(1);
     const direct = new pg.Client({ connectionString: pair.databaseUrl });
     await direct.connect();

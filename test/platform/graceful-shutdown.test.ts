@@ -16,11 +16,11 @@ async function freshDataDir() {
   return dir;
 }
 
-/** What the first start prints about the `development` environment, if anything. */
-function printedEnvironment(stdout: string) {
+/** What the first start prints on stderr about the `development` environment, if anything. */
+function printedEnvironment(stderr: string) {
   return {
-    secretKey: /secret key:\s+(sk_[A-Za-z0-9_-]+)/.exec(stdout)?.[1],
-    frontendHost: /frontend host:\s+(\S+)/.exec(stdout)?.[1],
+    secretKey: /secret key:\s+(sk_[A-Za-z0-9_-]+)/.exec(stderr)?.[1],
+    frontendHost: /frontend host:\s+(\S+)/.exec(stderr)?.[1],
   };
 }
 
@@ -42,8 +42,8 @@ describe('the server process (src/main.ts)', () => {
     const first = await spawnServer({ env: { GATEHOUSE_DATA_DIR: dataDir } });
     servers.push(first);
 
-    const printed = printedEnvironment(first.stdout());
-    expect(first.stdout()).toContain('Created the first environment, "development"');
+    const printed = printedEnvironment(first.stderr());
+    expect(first.stderr()).toContain('Created the first environment, "development"');
     expect(printed.secretKey).toMatch(/^sk_[A-Za-z0-9_-]{43,}$/);
     expect(printed.frontendHost).toBe(`development.localhost:${first.port}`);
     expect((await listUsers(first, printed.secretKey!)).status).toBe(200);
@@ -52,16 +52,16 @@ describe('the server process (src/main.ts)', () => {
     const second = await spawnServer({ env: { GATEHOUSE_DATA_DIR: dataDir } });
     servers.push(second);
 
-    expect(second.stdout()).not.toContain('sk_');
-    expect(second.stdout()).not.toContain('Created the first environment');
-    expect(second.stdout()).toContain(`Gatehouse listening on http://127.0.0.1:${second.port}`);
+    expect(second.stderr()).not.toContain('sk_');
+    expect(second.stderr()).not.toContain('Created the first environment');
+    expect(second.stderr()).toContain(`Gatehouse listening on http://127.0.0.1:${second.port}`);
     expect((await listUsers(second, printed.secretKey!)).status).toBe(200);
   }, SLOW);
 
   it('on SIGTERM refuses new requests, finishes the requests in flight, and exits with code 0 despite keep-alive clients', async () => {
     const server = await spawnServer({ env: { GATEHOUSE_DATA_DIR: await freshDataDir(), LOG_LEVEL: 'info' } });
     servers.push(server);
-    const { secretKey, frontendHost } = printedEnvironment(server.stdout());
+    const { secretKey, frontendHost } = printedEnvironment(server.stderr());
     const email = 'ada@example.com';
     const created = await httpRequest(server.port, {
       method: 'POST', path: '/api/server/v1/users', headers: { authorization: `Bearer ${secretKey}` }, body: { email, password: PASSWORD },

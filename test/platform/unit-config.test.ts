@@ -1,7 +1,21 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
+
+function configError(env: NodeJS.ProcessEnv): string {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as Error).message;
+  }
+  throw new Error('expected the configuration to be refused');
+}
 
 describe('configuration from environment variables', () => {
   it('uses the documented defaults when nothing is set', () => {
@@ -21,28 +35,63 @@ describe('configuration from environment variables', () => {
     expect(Object.isFrozen(config)).toBe(true);
   });
 
-  it('names every bad variable and the value it got', () => {
-    let error: unknown;
-    try {
-      loadConfig({ PORT: 'eighty', DATABASE_URL: 'mysql://db', GATEHOUSE_ADMIN_TOKEN: 'short', LOG_LEVEL: 'loud' });
-    } catch (err) {
-      error = err;
-    }
-    expect(error).toBeInstanceOf(ConfigError);
-    const message = (error as Error).message;
-    expect(message).toMatch(/^Invalid configuration:/);
-    for (const [name, value] of [['PORT', '"eighty"'], ['DATABASE_URL', '"mysql://db"'], ['GATEHOUSE_ADMIN_TOKEN', '"short"'], ['LOG_LEVEL', '"loud"']]) {
-      expect(message).toContain(name);
-      expect(message).toContain(`(got ${value})`);
-    }
+  it('names every bad variable on its own line, in plain words, with the value it got', () => {
+    const message = configError({
+      PORT: 'eighty', HOST: '', GATEHOUSE_MAIL_FROM: 'nobody', LOG_LEVEL: 'chatty', GATEHOUSE_TRUSTED_PROXIES: '10.0.0.1, 10.0.0.300, fd00::/8, 10.0.0.0/33, ::1/129, 0.0.0.0/0, 1, office',
+    });
+    expect(message.split('\n')).toEqual([
+      'Invalid configuration:',
+      '  PORT: must be an integer from 0 to 65535 (got "eighty")',
+      '  HOST: must be a host name or address to listen on, such as localhost or 0.0.0.0 (got "")',
+      '  GATEHOUSE_MAIL_FROM: must be a sender address, such as "Auth <auth@example.com>" (got "nobody")',
+      '  GATEHOUSE_TRUSTED_PROXIES: must be a comma-separated list of IP addresses, CIDR ranges (such as 10.0.0.0/8 or fd00::/8) '
+        + 'and the words loopback, linklocal, uniquelocal (got "10.0.0.300", "10.0.0.0/33", "::1/129", "0.0.0.0/0", "1", "office")',
+      '  LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent (got "chatty")',
+    ]);
   });
 
-  it('stops the server with exit code 2 and that message, before touching any database', async () => {
-    const run = promisify(execFile);
-    const failure = await run('node', ['--import', 'tsx', 'src/main.ts'], { env: { ...process.env, PORT: '99999' } })
-      .then(() => undefined, (err: { code: number; stderr: string }) => err);
-    expect(failure?.code).toBe(2);
-    expect(failure?.stderr).toContain('Invalid configuration:');
-    expect(failure?.stderr).toContain('PORT');
+  it.each(['-1', '65536', '80.5', '8e3', ' 80', ''])('refuses PORT=%j', (port) => {
+    expect(configError({ PORT: port })).toContain(`PORT: must be an integer from 0 to 65535 (got ${JSON.stringify(port)})`);
+  });
+
+  it('never echoes a secret: the admin token is hidden and URL passwords are masked', () => {
+    const message = configError({
+      DATABASE_URL: 'mysql://gatehouse:db-pass-1@db/gatehouse?password=db-pass-2', GATEHOUSE_ADMIN_TOKEN: 'tok-secret',
+      GATEHOUSE_SMTP_URL: 'smtp//mailer:mail-pass@mail:25',
+    });
+    expect(message.split('\n').slice(1)).toEqual([
+      '  DATABASE_URL: must be a URL starting with postgres:// or postgresql:// (got "mysql://gatehouse:***@db/gatehouse?password=***")',
+      '  GATEHOUSE_ADMIN_TOKEN: must be at least 16 characters long (value hidden, 10 characters)',
+      '  GATEHOUSE_SMTP_URL: must be a URL starting with smtp:// or smtps:// (value hidden: not a URL, and it may hold a password)',
+    ]);
+    for (const secret of ['db-pass-1', 'db-pass-2', 'tok-secret', 'mail-pass']) expect(message).not.toContain(secret);
+  });
+
+  it('refuses a URL that only starts like one', () => {
+    expect(configError({ DATABASE_URL: 'postgres://db:port/gatehouse' }))
+      .toContain('DATABASE_URL: must be a URL starting with postgres:// or postgresql:// (got "postgres://db:port/gatehouse")');
+  });
+
+  it('accepts addresses, CIDR ranges and the words loopback, linklocal and uniquelocal, all as Fastify trusts them', () => {
+    const trustedProxies = ['10.0.0.1', '10.0.0.0/8', '192.168.1.0/24', '::1', 'fd00::/8', '2001:db8::/32', 'loopback', 'linklocal', 'uniquelocal'];
+    expect(loadConfig({ GATEHOUSE_TRUSTED_PROXIES: trustedProxies.join(',') }).trustedProxies).toEqual(trustedProxies);
+    expect(() => Fastify({ trustProxy: trustedProxies })).not.toThrow();
+  });
+
+  it('stops the server with exit code 2 and that message before opening the database, printing nothing on stdout', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'gatehouse-config-'));
+    const dataDir = join(parent, 'data');
+    try {
+      const run = promisify(execFile);
+      const failure = await run('node', ['--import', 'tsx', 'src/main.ts'], {
+        env: { ...process.env, DATABASE_URL: '', GATEHOUSE_DATA_DIR: dataDir, GATEHOUSE_TRUSTED_PROXIES: '10.0.0.0/8,10.0.0.300' },
+      }).then(() => undefined, (err: { code: number; stdout: string; stderr: string }) => err);
+      expect(failure?.code).toBe(2);
+      expect(failure?.stderr).toMatch(/^Invalid configuration:\n {2}GATEHOUSE_TRUSTED_PROXIES: must be .* \(got "10\.0\.0\.300"\)\n$/);
+      expect(failure?.stdout).toBe('');
+      expect(existsSync(dataDir)).toBe(false);
+    } finally {
+      rmSync(parent, { recursive: true, force: true });
+    }
   });
 });

@@ -1,34 +1,115 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { dataDirHolder, lockDataDir } from '../../src/platform/db/data-dir-lock.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const onLinux = process.platform === 'linux';
+const LONG_AGO = new Date('2000-01-01T00:00:00Z');
+
+/** Another process that takes the lock as the server does, and holds it until its stdin closes. */
+async function startHolder(dataDir: string) {
+  const code = `const { lockDataDir } = await import('./src/platform/db/data-dir-lock.ts');
+    const release = lockDataDir(process.env.LOCK_DIR);
+    console.log('locked');
+    process.stdin.resume().on('end', () => { release(); process.exit(0); });`;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], {
+    cwd: ROOT, env: { ...process.env, LOCK_DIR: dataDir }, stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => { if (chunk.includes('locked')) resolve(); });
+    child.once('exit', () => reject(new Error('the holder exited before taking the lock')));
+  });
+  return { pid: child.pid!, stop: async () => { child.stdin!.end(); await exited; } };
+}
 
 describe('the embedded data directory lock', () => {
   let dir: string;
   beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'gatehouse-lock-')); });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
-  const pidFile = () => join(dir, 'gatehouse.pid');
+  const pidFile = (dataDir = dir) => join(dataDir, 'gatehouse.pid');
+  const record = () => JSON.parse(readFileSync(pidFile(), 'utf8'));
 
-  it('writes this process id and removes it on release', () => {
+  it('writes a record of this process (pid, real path, start time) and removes it on release', () => {
     const release = lockDataDir(dir);
-    expect(readFileSync(pidFile(), 'utf8')).toBe(String(process.pid));
+    expect(record()).toEqual({ pid: process.pid, dataDir: realpathSync(dir), ...(onLinux && { startTicks: expect.any(Number) }) });
     release();
     expect(existsSync(pidFile())).toBe(false);
   });
 
-  it('refuses while another live process holds the directory, naming its pid', () => {
+  it('refuses while another Gatehouse process holds the directory, naming its pid, and takes over once it is gone', async () => {
+    const holder = await startHolder(dir);
+    try {
+      expect(dataDirHolder(dir)).toBe(holder.pid);
+      expect(() => lockDataDir(dir)).toThrow(`Another Gatehouse process (pid ${holder.pid}) is using ${dir}. Stop it first`);
+      expect(record().pid).toBe(holder.pid);
+    } finally {
+      await holder.stop();
+    }
+    const release = lockDataDir(dir);
+    expect(record().pid).toBe(process.pid);
+    release();
+  }, 30_000);
+
+  it('is not blocked by a record copied from another directory whose holder still runs', async () => {
+    const other = mkdtempSync(join(tmpdir(), 'gatehouse-lock-other-'));
+    const holder = await startHolder(other);
+    try {
+      copyFileSync(pidFile(other), pidFile());
+      expect(dataDirHolder(dir)).toBeUndefined();
+      const release = lockDataDir(dir);
+      expect(record().pid).toBe(process.pid);
+      release();
+      expect(dataDirHolder(other)).toBe(holder.pid);
+    } finally {
+      await holder.stop();
+      rmSync(other, { recursive: true, force: true });
+    }
+  }, 30_000);
+
+  it.runIf(onLinux)('takes over a record whose pid now belongs to an unrelated live process', () => {
+    // The test runner's parent is alive, but it started at another time than the process that wrote the record.
+    writeFileSync(pidFile(), JSON.stringify({ pid: process.ppid, dataDir: realpathSync(dir), startTicks: 1 }));
+    expect(dataDirHolder(dir)).toBeUndefined();
+    const release = lockDataDir(dir);
+    expect(record().pid).toBe(process.pid);
+    release();
+  });
+
+  it('still honours a bare pid file from an older version while that process lives', () => {
     writeFileSync(pidFile(), String(process.ppid));
     expect(dataDirHolder(dir)).toBe(process.ppid);
     expect(() => lockDataDir(dir)).toThrow(`Another Gatehouse process (pid ${process.ppid}) is using ${dir}`);
     expect(readFileSync(pidFile(), 'utf8')).toBe(String(process.ppid));
   });
 
-  it('takes over a lock left by a process that is gone', () => {
-    writeFileSync(pidFile(), '2147483646');
+  it.runIf(onLinux)('takes over a bare pid file written before its live process started (the pid was reused)', () => {
+    writeFileSync(pidFile(), String(process.ppid));
+    utimesSync(pidFile(), LONG_AGO, LONG_AGO);
     expect(dataDirHolder(dir)).toBeUndefined();
     const release = lockDataDir(dir);
-    expect(readFileSync(pidFile(), 'utf8')).toBe(String(process.pid));
+    expect(record().pid).toBe(process.pid);
+    release();
+  });
+
+  it('takes over a lock left by a process that is gone', () => {
+    writeFileSync(pidFile(), JSON.stringify({ pid: 2147483646, dataDir: realpathSync(dir) }));
+    expect(dataDirHolder(dir)).toBeUndefined();
+    const release = lockDataDir(dir);
+    expect(record().pid).toBe(process.pid);
+    release();
+  });
+
+  it('refuses while a fresh empty file is being written by a process that is starting, and takes over an old one', () => {
+    writeFileSync(pidFile(), '');
+    expect(() => lockDataDir(dir)).toThrow(`Another Gatehouse process is starting on ${dir}; try again.`);
+    utimesSync(pidFile(), LONG_AGO, LONG_AGO);
+    const release = lockDataDir(dir);
+    expect(record().pid).toBe(process.pid);
     release();
   });
 });

@@ -1,42 +1,121 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const LOCK_FILE = 'gatehouse.pid';
+
+/** What the holder writes: enough to tell it from an unrelated process that was given the same pid later. */
+interface LockRecord {
+  pid: number;
+  /** The data directory's real path, so a copied or restored directory's file does not name a holder here. */
+  dataDir: string;
+  /** When the process started, in clock ticks since boot (Linux /proc); absent elsewhere. */
+  startTicks?: number;
+}
+
+export class DataDirLockedError extends Error {}
 
 const isAlive = (pid: number) => {
   try { process.kill(pid, 0); return true; } catch { return false; }
 };
 
-/** The pid of a live process holding the embedded data directory, if any. */
-export function dataDirHolder(dataDir: string): number | undefined {
+/**
+ * The start time of a process in clock ticks since boot (field 22 of /proc/<pid>/stat), or undefined where
+ * there is no /proc. The command name (field 2) may hold spaces and parentheses, so fields count from the last ')'.
+ */
+export function processStartTicks(pid: number): number | undefined {
   try {
-    const pid = Number(readFileSync(join(dataDir, LOCK_FILE), 'utf8'));
-    return Number.isInteger(pid) && pid !== process.pid && isAlive(pid) ? pid : undefined;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const ticks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+    return Number.isInteger(ticks) ? ticks : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Boot time in ms since the epoch (Linux), to place a start time in ticks on the wall clock. */
+function bootTimeMs(): number | undefined {
+  try {
+    const btime = /^btime (\d+)$/m.exec(readFileSync('/proc/stat', 'utf8'))?.[1];
+    return btime === undefined ? undefined : Number(btime) * 1000;
+  } catch {
+    return undefined;
+  }
+}
+
+// USER_HZ: the unit of /proc start times, 100 on every mainstream Linux architecture.
+const TICKS_PER_SECOND = 100;
+
+/** A file this young and still empty is being written by a process that is starting. */
+const STARTING_GRACE_MS = 10_000;
+
+type Found = { record: LockRecord; writtenAtMs: number } | 'starting' | undefined;
+
+function readRecord(path: string): Found {
+  try {
+    const text = readFileSync(path, 'utf8').trim();
+    const writtenAtMs = statSync(path).mtimeMs;
+    if (text === '') return Date.now() - writtenAtMs < STARTING_GRACE_MS ? 'starting' : undefined;
+    // Versions before the JSON record wrote the bare pid; they are still read, for a rolling upgrade.
+    const record = /^\d+$/.test(text) ? { pid: Number(text), dataDir: '' } : JSON.parse(text) as LockRecord;
+    return Number.isInteger(record.pid) && record.pid > 0 ? { record, writtenAtMs } : undefined;
   } catch {
     return undefined;
   }
 }
 
 /**
+ * Whether the live process with the record's pid is the one that wrote it. A pid is reused once its process
+ * is gone, so a stale file can name a live, unrelated process: its start time then differs from the record's
+ * (or, for a bare-pid file, comes after the file was written). Without /proc only liveness can be checked.
+ */
+function recordHolderIsAlive({ record, writtenAtMs }: { record: LockRecord; writtenAtMs: number }, realDir: string): boolean {
+  if (record.pid === process.pid || !isAlive(record.pid)) return false;
+  if (record.dataDir && record.dataDir !== realDir) return false;
+  const startTicks = processStartTicks(record.pid);
+  if (startTicks === undefined) return true;
+  if (record.startTicks !== undefined) return record.startTicks === startTicks;
+  const boot = bootTimeMs();
+  // A tick of slack each way: start times are rounded to ticks and btime to seconds.
+  return boot === undefined || boot + (startTicks / TICKS_PER_SECOND) * 1000 <= writtenAtMs + 1000;
+}
+
+/** The live Gatehouse process holding the data directory: its pid, 'starting' while it writes its record, or undefined. */
+function holderOf(dataDir: string): number | 'starting' | undefined {
+  const found = readRecord(join(dataDir, LOCK_FILE));
+  if (found === undefined || found === 'starting') return found;
+  let realDir: string;
+  try { realDir = realpathSync(dataDir); } catch { return undefined; }
+  return recordHolderIsAlive(found, realDir) ? found.record.pid : undefined;
+}
+
+/** The pid of a live Gatehouse process holding the embedded data directory, if any. */
+export function dataDirHolder(dataDir: string): number | undefined {
+  const holder = holderOf(dataDir);
+  return typeof holder === 'number' ? holder : undefined;
+}
+
+/**
  * PGlite is one in-process database: two processes on one data directory would corrupt it. The holder
  * creates the pid file exclusively (so two processes starting together cannot both win), and a file
- * left by a process that is gone is taken over.
+ * left by a process that is gone, or whose pid now belongs to another process, is taken over.
  */
 export function lockDataDir(dataDir: string): () => void {
   mkdirSync(dataDir, { recursive: true });
   const path = join(dataDir, LOCK_FILE);
+  const record: LockRecord = { pid: process.pid, dataDir: realpathSync(dataDir), startTicks: processStartTicks(process.pid) };
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      writeFileSync(path, String(process.pid), { flag: 'wx' });
+      writeFileSync(path, JSON.stringify(record), { flag: 'wx' });
       return () => rmSync(path, { force: true });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
-    const holder = dataDirHolder(dataDir);
+    const holder = holderOf(dataDir);
+    if (holder === 'starting') break;
     if (holder) {
-      throw new Error(`Another Gatehouse process (pid ${holder}) is using ${dataDir}. Stop it first, or use the admin API (GATEHOUSE_ADMIN_TOKEN) while it runs.`);
+      throw new DataDirLockedError(`Another Gatehouse process (pid ${holder}) is using ${dataDir}. Stop it first, or use the admin API (GATEHOUSE_ADMIN_TOKEN) while it runs.`);
     }
     rmSync(path, { force: true }); // left by a process that is gone
   }
-  throw new Error(`Another Gatehouse process is starting on ${dataDir}; try again.`);
+  throw new DataDirLockedError(`Another Gatehouse process is starting on ${dataDir}; try again.`);
 }

@@ -22,7 +22,18 @@ export class ProblemError extends Error {
 
 const problemTypeUri = (code: string) => `urn:gatehouse:problem:${code}`;
 
+/**
+ * Problems an operator watches for: throttling (429) and failed sign-ins (a locked-out account answers the
+ * same code by design). They are logged at warn with what identifies the attempt, never its body.
+ */
+const isWarnWorthy = (problem: ProblemError) => problem.status === 429 || problem.code === 'invalid_credentials';
+
 function send(request: FastifyRequest, reply: FastifyReply, problem: ProblemError) {
+  // Fastify writes "request completed" through reply.log: binding the code there puts it on that line.
+  reply.log = reply.log.child({ code: problem.code });
+  if (isWarnWorthy(problem)) {
+    request.log.warn({ code: problem.code, status: problem.status, method: request.method, path: request.url.split('?')[0], ip: request.ip }, problem.detail);
+  }
   if (problem.status === 401) reply.header('WWW-Authenticate', 'Bearer');
   for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
   return reply
