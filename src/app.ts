@@ -15,6 +15,7 @@ import type { EnvironmentRecord } from './environments/store.js';
 import type { Clock } from './platform/clock.js';
 import type { Db } from './platform/db/database.js';
 import type { Notifications } from './platform/db/notifications.js';
+import { capConnections, httpServerOptions, type HttpLimits } from './platform/http/limits.js';
 import { registerMetrics } from './platform/http/metrics.js';
 import { adminPlane, clientPlane, decorateRequests, serverPlane } from './platform/http/planes.js';
 import { ProblemError, registerProblemHandlers, replyWithProblem } from './platform/http/problem.js';
@@ -43,6 +44,8 @@ export interface AppOptions {
   logLevel?: string;
   /** Where log lines go (default stdout); tests capture them. */
   logStream?: { write(line: string): void };
+  /** Timeouts and the connection cap (default HTTP_LIMITS); tests make them small. */
+  httpLimits?: HttpLimits;
 }
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -55,6 +58,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     genReqId: () => randomUUID(),
     trustProxy: options.trustedProxies?.length ? options.trustedProxies : false,
     bodyLimit: BODY_LIMIT_BYTES,
+    ...httpServerOptions(options.httpLimits),
     forceCloseConnections: 'idle',
     // During a drain, finish requests that arrive on open keep-alive connections instead of a non-problem 503.
     return503OnClosing: false,
@@ -63,6 +67,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   // Bodies are JSON only: a text/plain body is 415, not a string that fails validation.
   app.removeContentTypeParser('text/plain');
+  capConnections(app, options.httpLimits);
 
   const mailer = createMailer({ db, clock, log: app.log, smtpUrl: options.smtpUrl, from: options.mailFrom ?? DEFAULT_MAIL_FROM });
   const environments = createEnvironmentsService({ db, clock, defaultFrontendPort: options.publicPort, notifications: options.notifications });
