@@ -19,6 +19,7 @@ import { capConnections, httpServerOptions, type HttpLimits } from './platform/h
 import { registerMetrics } from './platform/http/metrics.js';
 import { adminPlane, clientPlane, decorateRequests, serverPlane } from './platform/http/planes.js';
 import { ProblemError, registerProblemHandlers, replyWithProblem } from './platform/http/problem.js';
+import { DOCS_CSP, registerSecurityHeaders } from './platform/http/security-headers.js';
 import { registerValidators } from './platform/http/validation.js';
 import { scheduleMaintenance } from './platform/maintenance.js';
 import { Problem } from './platform/http/common-schemas.js';
@@ -84,6 +85,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const outbox = createOutboxStore(db);
   const settingsOf = (req: FastifyRequest) => (req.clientEnvironment as EnvironmentRecord).settings;
 
+  registerSecurityHeaders(app); // before the 404 handler, which only gets the hooks added before it
   registerValidators(app);
   decorateRequests(app);
   registerProblemHandlers(app);
@@ -107,7 +109,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       return { schema: { ...schema, response, ...(security && { security }) }, url };
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: DOCS_CSP });
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (request) => {

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isUnavailableError } from '../db/database.js';
+import { setSecurityHeaders } from './security-headers.js';
 
 const TITLES: Record<number, string> = {
   400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 408: 'Request Timeout', 409: 'Conflict',
@@ -33,6 +34,7 @@ export const problemBody = (problem: ProblemError, requestId: string) => ({
 });
 
 function send(request: FastifyRequest, reply: FastifyReply, problem: ProblemError) {
+  setSecurityHeaders(reply);
   if (problem.status === 401) reply.header('WWW-Authenticate', 'Bearer');
   for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
   return reply
