@@ -144,7 +144,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   scheduleMaintenance(app, {
     pruneRateLimitWindows: limiter.pruneOldWindows, pruneExpiredCodes: auth.pruneExpiredCodes, pruneAuditIdempotencyKeys: audit.pruneIdempotencyKeys,
-    expireInvitations: invitations.expireOverdue,
+    expireInvitations: invitations.expireOverdue, pruneOutbox: () => outbox.prune(clock.now()),
   });
   app.addHook('onClose', async () => mailer.close());
   return app;
