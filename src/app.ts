@@ -15,9 +15,11 @@ import { createInvitationsService } from './invitations/service.js';
 import type { Clock } from './platform/clock.js';
 import type { Db } from './platform/db/database.js';
 import type { Notifications } from './platform/db/notifications.js';
+import { capConnections, httpServerOptions, type HttpLimits } from './platform/http/limits.js';
 import { registerMetrics } from './platform/http/metrics.js';
 import { adminPlane, clientPlane, decorateRequests, serverPlane } from './platform/http/planes.js';
 import { ProblemError, registerProblemHandlers, replyWithProblem } from './platform/http/problem.js';
+import { DOCS_CSP, registerSecurityHeaders } from './platform/http/security-headers.js';
 import { registerValidators } from './platform/http/validation.js';
 import { scheduleMaintenance } from './platform/maintenance.js';
 import { Problem } from './platform/http/common-schemas.js';
@@ -43,6 +45,8 @@ export interface AppOptions {
   logLevel?: string;
   /** Where log lines go (default stdout); tests capture them. */
   logStream?: { write(line: string): void };
+  /** Timeouts and the connection cap (default HTTP_LIMITS); tests make them small. */
+  httpLimits?: HttpLimits;
 }
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -55,6 +59,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     genReqId: () => randomUUID(),
     trustProxy: options.trustedProxies?.length ? options.trustedProxies : false,
     bodyLimit: BODY_LIMIT_BYTES,
+    ...httpServerOptions(options.httpLimits),
     forceCloseConnections: 'idle',
     // During a drain, finish requests that arrive on open keep-alive connections instead of a non-problem 503.
     return503OnClosing: false,
@@ -63,6 +68,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   // Bodies are JSON only: a text/plain body is 415, not a string that fails validation.
   app.removeContentTypeParser('text/plain');
+  capConnections(app, options.httpLimits);
 
   const mailer = createMailer({ db, clock, log: app.log, smtpUrl: options.smtpUrl, from: options.mailFrom ?? DEFAULT_MAIL_FROM });
   const environments = createEnvironmentsService({ db, clock, defaultFrontendPort: options.publicPort, notifications: options.notifications });
@@ -79,6 +85,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   const outbox = createOutboxStore(db);
 
+  registerSecurityHeaders(app); // before the 404 handler, which only gets the hooks added before it
   registerValidators(app);
   decorateRequests(app);
   registerProblemHandlers(app);
@@ -102,7 +109,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       return { schema: { ...schema, response, ...(security && { security }) }, url };
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: DOCS_CSP });
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (request) => {
@@ -137,7 +144,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   scheduleMaintenance(app, {
     pruneRateLimitWindows: limiter.pruneOldWindows, pruneExpiredCodes: codes.pruneExpiredCodes, pruneAuditIdempotencyKeys: audit.pruneIdempotencyKeys,
-    expireInvitations: invitations.expireOverdue,
+    expireInvitations: invitations.expireOverdue, pruneOutbox: () => outbox.prune(clock.now()),
   });
   app.addHook('onClose', async () => mailer.close());
   return app;

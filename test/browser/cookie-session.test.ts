@@ -63,7 +63,10 @@ describe.skipIf(!existsSync(CHROMIUM))('cookie sessions in a real browser (headl
   it('keeps the session in an HttpOnly, Secure, SameSite=Lax cookie that authenticates until sign-out', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
-    await page.goto(`${frontend}/healthz`);
+    // A page of the app on the frontend host itself (a proxy routes /_svc to Gatehouse). Not a Gatehouse
+    // answer: those carry `default-src 'none'`, which forbids a page from fetching anything.
+    await page.route(`${frontend}/app`, (route) => route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>app</title>' }));
+    await page.goto(`${frontend}/app`);
 
     const signIn = await browserFetch(page, `${frontend}/_svc/auth/sign-in`, { method: 'POST', body: { email: user.email, password: user.password } });
     expect(signIn).toMatchObject({ status: 200, body: { user: { email: user.email } } });

@@ -1,10 +1,11 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isUnavailableError } from '../db/database.js';
+import { setSecurityHeaders } from './security-headers.js';
 
 const TITLES: Record<number, string> = {
-  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict',
+  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 408: 'Request Timeout', 409: 'Conflict',
   410: 'Gone', 413: 'Content Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Content',
-  429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable',
+  429: 'Too Many Requests', 431: 'Request Header Fields Too Large', 500: 'Internal Server Error', 503: 'Service Unavailable',
 };
 
 /** The one error type: a status, a stable snake_case code, a human detail and optional extra properties. */
@@ -22,6 +23,16 @@ export class ProblemError extends Error {
 
 const problemTypeUri = (code: string) => `urn:gatehouse:problem:${code}`;
 
+/** The RFC 9457 body of a problem; `requestId` becomes its `instance`. */
+export const problemBody = (problem: ProblemError, requestId: string) => ({
+  type: problemTypeUri(problem.code),
+  title: TITLES[problem.status] ?? 'Error',
+  status: problem.status,
+  detail: problem.detail,
+  instance: `urn:uuid:${requestId}`,
+  properties: { code: problem.code, ...problem.extra },
+});
+
 /**
  * Problems an operator watches for: throttling (429) and failed sign-ins (a locked-out account answers the
  * same code by design). They are logged at warn with what identifies the attempt, never its body.
@@ -29,6 +40,7 @@ const problemTypeUri = (code: string) => `urn:gatehouse:problem:${code}`;
 const isWarnWorthy = (problem: ProblemError) => problem.status === 429 || problem.code === 'invalid_credentials';
 
 function send(request: FastifyRequest, reply: FastifyReply, problem: ProblemError) {
+  setSecurityHeaders(reply);
   // Fastify writes "request completed" through reply.log: binding the code there puts it on that line.
   reply.log = reply.log.child({ code: problem.code });
   if (isWarnWorthy(problem)) {
@@ -40,14 +52,7 @@ function send(request: FastifyRequest, reply: FastifyReply, problem: ProblemErro
     .code(problem.status)
     .type('application/problem+json')
     .serializer(JSON.stringify)
-    .send({
-      type: problemTypeUri(problem.code),
-      title: TITLES[problem.status] ?? 'Error',
-      status: problem.status,
-      detail: problem.detail,
-      instance: `urn:uuid:${request.id}`,
-      properties: { code: problem.code, ...problem.extra },
-    });
+    .send(problemBody(problem, request.id));
 }
 
 
@@ -81,6 +86,11 @@ function toProblem(error: FastifyError, request: FastifyRequest): ProblemError |
   }
   if (error instanceof SyntaxError && error.statusCode === 400) {
     return new ProblemError(400, 'invalid_request', 'The request body is not valid JSON.');
+  }
+  // The client went away (or the request timeout cut it) while its body was arriving: nobody is left
+  // to answer, and its ECONNRESET says nothing about the database.
+  if (error.code === 'ECONNRESET' && error.message === 'aborted') {
+    return new ProblemError(400, 'invalid_request', 'The connection closed before the request body arrived.');
   }
   if (isUnavailableError(error)) {
     return new ProblemError(503, 'unavailable', 'The database is unavailable; retry shortly.', {}, { 'Retry-After': '1' });

@@ -2,7 +2,7 @@ import nodemailer from 'nodemailer';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/database.js';
-import { createOutboxStore } from './outbox-store.js';
+import { createOutboxStore, OUTBOX_RETENTION_MS } from './outbox-store.js';
 
 export const DEFAULT_MAIL_FROM = 'Gatehouse <no-reply@gatehouse.localhost>';
 
@@ -21,7 +21,7 @@ export interface Mailer {
  */
 export const SMTP_TIMEOUTS_MS = { connectionTimeout: 5_000, greetingTimeout: 5_000, socketTimeout: 10_000, dnsTimeout: 5_000 };
 
-/** SMTP through nodemailer when a URL is configured; otherwise the outbox table (a built-in mail catcher). */
+/** SMTP through nodemailer when a URL is configured; otherwise the outbox table (a mail catcher for development). */
 export function createMailer(deps: { db: Db; clock: Clock; log: FastifyBaseLogger; smtpUrl?: string; from: string }): Mailer {
   if (deps.smtpUrl) {
     const transport = nodemailer.createTransport({ url: deps.smtpUrl, ...SMTP_TIMEOUTS_MS });
@@ -37,6 +37,9 @@ export function createMailer(deps: { db: Db; clock: Clock; log: FastifyBaseLogge
       close: () => transport.close(),
     };
   }
+  // Said at every start: outbox mail holds codes and links in clear, which only suits development.
+  deps.log.warn({ retentionMinutes: OUTBOX_RETENTION_MS / 60_000 },
+    'no GATEHOUSE_SMTP_URL: mail is kept in the outbox, a mail catcher for development only; set GATEHOUSE_SMTP_URL to deliver it');
   const outbox = createOutboxStore(deps.db);
   return {
     send: (environmentId, message) => outbox.insert(environmentId, message, deps.clock.now()).then(() => undefined),

@@ -5,6 +5,12 @@ import type { Mail } from './mailer.js';
 
 export interface OutboxMessage extends Mail { id: string; createdAt: string }
 
+/**
+ * The outbox is a mail catcher for development: its mail holds reset codes and invitation links in
+ * clear, so it is kept only this long (and deleted by the housekeeping sweep, every 10 minutes).
+ */
+export const OUTBOX_RETENTION_MS = 60 * 60_000;
+
 export function createOutboxStore(db: Db) {
   return {
     insert: (environmentId: string, mail: Mail, now: Date) =>
@@ -18,6 +24,9 @@ export function createOutboxStore(db: Db) {
       if (to) query = query.where('to_address', '=', to.toLowerCase());
       return query.orderBy('id', 'desc').limit(limit).execute().then((rows) => rows.map(toMessage));
     },
+    /** Deletes mail older than the retention, in every environment. */
+    prune: (now: Date) =>
+      db.deleteFrom('outbox_messages').where('created_at', '<', new Date(now.getTime() - OUTBOX_RETENTION_MS)).execute(),
   };
 }
 
