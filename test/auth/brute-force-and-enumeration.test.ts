@@ -10,7 +10,6 @@ beforeAll(async () => { t = await startTestApp(); });
 afterAll(() => t.close());
 const { reset, requestCode, codeRow } = passwordReset(() => t);
 
-const DAY_MS = 86_400_000;
 
 /** The 6-digit code of the newest mail to this address. */
 async function latestCode(env: TestEnv, email: string): Promise<string> {
