@@ -16,7 +16,8 @@ import type { Clock } from './platform/clock.js';
 import type { Db } from './platform/db/database.js';
 import type { Notifications } from './platform/db/notifications.js';
 import { capConnections, httpServerOptions, type HttpLimits } from './platform/http/limits.js';
-import { registerMetrics } from './platform/http/metrics.js';
+import { registerMetrics, type MetricsExposure } from './platform/http/metrics-route.js';
+import { createMetrics, watchPool, type Metrics, type PoolStats } from './platform/metrics.js';
 import { adminPlane, clientPlane, decorateRequests, serverPlane } from './platform/http/planes.js';
 import { ProblemError, registerProblemHandlers, replyWithProblem } from './platform/http/problem.js';
 import { DOCS_CSP, registerSecurityHeaders } from './platform/http/security-headers.js';
@@ -43,6 +44,12 @@ export interface AppOptions {
   mailFrom?: string;
   trustedProxies?: string[];
   logLevel?: string;
+  /** The metrics registry and counters; main passes its own when it serves them on a separate port. */
+  metrics?: Metrics;
+  /** Who may scrape GET /metrics on this app (default: anyone); `own_port` leaves it off the app. */
+  metricsExposure?: MetricsExposure;
+  /** The database pool's fill, for the pool gauges (PostgreSQL only). */
+  poolStats?: () => PoolStats;
   /** Where log lines go (default stdout); tests capture them. */
   logStream?: { write(line: string): void };
   /** Timeouts and the connection cap (default HTTP_LIMITS); tests make them small. */
@@ -70,16 +77,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.removeContentTypeParser('text/plain');
   capConnections(app, options.httpLimits);
 
-  const mailer = createMailer({ db, clock, log: app.log, smtpUrl: options.smtpUrl, from: options.mailFrom ?? DEFAULT_MAIL_FROM });
+  const metrics = options.metrics ?? createMetrics();
+  if (options.poolStats) watchPool(metrics, options.poolStats);
+  const mailer = createMailer({ db, clock, log: app.log, metrics, smtpUrl: options.smtpUrl, from: options.mailFrom ?? DEFAULT_MAIL_FROM });
   const environments = createEnvironmentsService({ db, clock, defaultFrontendPort: options.publicPort, notifications: options.notifications });
   const sessions = createSessionsService({ db, clock });
   const users = createUsersService({ db, clock, environments, sessions });
-  const limiter = createRateLimiter(db, clock);
+  const limiter = createRateLimiter(db, clock, metrics);
   const codes = createEmailedCodesService({ db, clock, mailer, limiter, users });
-  const passwords = createPasswordAuthService({ db, clock, limiter, mailer, users, codes });
+  const passwords = createPasswordAuthService({ db, clock, limiter, mailer, metrics, users, codes });
   const invitations = createInvitationsService({ db, clock, mailer, limiter, environments, users });
   const audit = createAuditService({
-    db, clock, limiter,
+    db, clock, limiter, metrics,
     auditLogEnabled: async (environmentId) => (await environments.record(environmentId)).settings.auditLogEnabled,
     existingUserIds: users.existingIds,
   });
@@ -89,7 +98,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerValidators(app);
   decorateRequests(app);
   registerProblemHandlers(app);
-  registerMetrics(app);
+  registerMetrics(app, metrics, options.metricsExposure);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

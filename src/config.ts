@@ -15,6 +15,8 @@ const ConfigSchema = Type.Object({
   mailFrom: Type.String({ pattern: '@' }),
   trustedProxies: Type.Array(Type.String()),
   logLevel: Type.Union(LOG_LEVELS.map((l) => Type.Literal(l))),
+  metricsPort: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
+  metricsToken: Type.Optional(Type.String({ minLength: 16 })),
 });
 export type Config = Static<typeof ConfigSchema>;
 type Key = keyof Config;
@@ -55,13 +57,17 @@ const VARIABLES: Record<Key, { name: string; rule: string; check?: (value: never
     check: (entries: string[]) => entries.every(isTrustedProxyEntry),
   },
   logLevel: { name: 'LOG_LEVEL', rule: `must be one of ${LOG_LEVELS.join(', ')}` },
+  metricsPort: { name: 'GATEHOUSE_METRICS_PORT', rule: 'must be an integer from 1 to 65535' },
+  metricsToken: { name: 'GATEHOUSE_METRICS_TOKEN', rule: 'must be at least 16 characters long', show: 'hidden' },
 };
+
+// Digits only: Number('') is 0 (a random port) and Number('8e3') is 8000.
+const digits = (typed: string) => (/^\d+$/.test(typed) ? Number(typed) : Number.NaN);
 
 /** Every environment variable the service reads, parsed and validated in one place, before anything starts. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
   const raw = {
-    // Digits only: Number('') is 0 (a random port) and Number('8e3') is 8000.
-    port: env.PORT === undefined ? 3000 : /^\d+$/.test(env.PORT) ? Number(env.PORT) : Number.NaN,
+    port: env.PORT === undefined ? 3000 : digits(env.PORT),
     host: env.HOST ?? 'localhost',
     dataDir: env.GATEHOUSE_DATA_DIR ?? './data',
     databaseUrl: env.DATABASE_URL || undefined,
@@ -70,6 +76,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     mailFrom: env.GATEHOUSE_MAIL_FROM ?? DEFAULT_MAIL_FROM,
     trustedProxies: (env.GATEHOUSE_TRUSTED_PROXIES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     logLevel: env.LOG_LEVEL ?? 'info',
+    metricsPort: env.GATEHOUSE_METRICS_PORT === undefined || env.GATEHOUSE_METRICS_PORT === '' ? undefined : digits(env.GATEHOUSE_METRICS_PORT),
+    metricsToken: env.GATEHOUSE_METRICS_TOKEN || undefined,
   };
   const lines = (Object.keys(VARIABLES) as Key[]).flatMap((key) => {
     const value = raw[key];

@@ -8,6 +8,8 @@ import { systemClock } from './platform/clock.js';
 import { openDatabase, type Db } from './platform/db/database.js';
 import { DataDirLockedError, lockDataDir } from './platform/db/data-dir-lock.js';
 import { migrate } from './platform/db/migrate.js';
+import { serveMetrics } from './platform/http/metrics-server.js';
+import { createMetrics } from './platform/metrics.js';
 
 async function main() {
   const config = loadConfig();
@@ -16,18 +18,23 @@ async function main() {
   const database = await openDatabase(config.databaseUrl ? { url: config.databaseUrl } : { dataDir: config.dataDir });
   await migrate(database.db);
 
+  const metrics = createMetrics();
   const app = await buildApp({
     db: database.db, notifications: database.notifications, clock: systemClock, publicPort: config.port, adminToken: config.adminToken, smtpUrl: config.smtpUrl,
     mailFrom: config.mailFrom, trustedProxies: config.trustedProxies, logLevel: config.logLevel,
+    metrics, poolStats: database.poolStats,
+    metricsExposure: config.metricsPort ? { on: 'own_port' } : { on: 'app', token: config.metricsToken },
   });
   // A key on the embedded database is a developer's; on a shared one, output that is not a terminal goes to a log.
   await bootstrapFirstEnvironment(database.db, app.log, { port: config.port, showKey: embedded || process.stderr.isTTY === true });
+  let metricsServer: Awaited<ReturnType<typeof serveMetrics>> | undefined;
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
     app.log.info({ signal }, 'draining in-flight requests');
     await drain(app);
+    await metricsServer?.close();
     await database.close();
     unlockDataDir();
     process.exit(0);
@@ -35,6 +42,7 @@ async function main() {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
   await app.listen({ port: config.port, host: config.host });
+  metricsServer = config.metricsPort ? await serveMetrics(metrics, { port: config.metricsPort, host: config.host, token: config.metricsToken }) : undefined;
   // stdout carries only JSON log lines (for a log shipper); the human banner goes to stderr.
   app.log.info({ storage: embedded ? 'embedded' : 'postgresql', ...(embedded && { dataDir: config.dataDir }) }, 'Gatehouse ready');
   const storage = embedded ? `embedded PGlite in ${config.dataDir}` : 'PostgreSQL (DATABASE_URL)';

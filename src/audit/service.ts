@@ -8,6 +8,7 @@ import { canonicalJson, jsonByteSize, type JsonObject } from '../platform/json.j
 import { ProblemError } from '../platform/http/problem.js';
 import { metadataTooLarge } from '../platform/http/problems.js';
 import { METADATA_BUDGET_BYTES } from '../platform/metadata.js';
+import type { Metrics } from '../platform/metrics.js';
 import type { RateLimiter, RateLimitResult } from '../platform/rate-limit.js';
 import {
   auditEventNotFound, auditRateLimited, auditStorageUnavailable, idempotencyKeyReused, invalidAuditEvent, invalidIdempotencyKey,
@@ -33,6 +34,7 @@ export interface AuditDeps {
   auditLogEnabled(environmentId: string): Promise<boolean>;
   /** Which of these user ids (valid uuids) are users of the environment, deleted ones included. */
   existingUserIds(environmentId: string, ids: string[]): Promise<Set<string>>;
+  metrics: Pick<Metrics, 'auditAppends'>;
 }
 
 /** The stored event and the headers of the answer: the rate limit's, and `Idempotent-Replayed` on a replay. */
@@ -107,7 +109,7 @@ function userReferences(body: AppendAuditEventBody) {
   return refs;
 }
 
-export function createAuditService({ db, clock, limiter, auditLogEnabled, existingUserIds }: AuditDeps) {
+export function createAuditService({ db, clock, limiter, auditLogEnabled, existingUserIds, metrics }: AuditDeps) {
   const store = createAuditStore(db);
 
   /** Every rule of an append beyond the schema; throws the first problem found. */
@@ -127,6 +129,7 @@ export function createAuditService({ db, clock, limiter, auditLogEnabled, existi
   /** The stored event for a key used before: the same request replays it, another is 422. */
   function replay(record: IdempotencyRecord, requestHash: Buffer, attempt: AttemptCount): AppendResult {
     if (!record.requestHash.equals(requestHash)) throw idempotencyKeyReused(rateLimitHeaders(attempt));
+    metrics.auditAppends.inc({ outcome: 'replayed' });
     return { event: record.event, headers: { ...rateLimitHeaders(attempt), 'Idempotent-Replayed': 'true' } };
   }
 
@@ -181,7 +184,10 @@ export function createAuditService({ db, clock, limiter, auditLogEnabled, existi
       const hit = limiter.prepareHit(environmentId, APPEND_BUCKET, APPEND_LIMIT);
       const stored = await store.insertCounted(environmentId, hit.statement, idempotencyKey, requestHash, toNewEvent(body, secretKeyId, clock.now()));
       const attempt = admitted(hit.result(stored.count));
-      if (stored.event) return { event: stored.event, headers: rateLimitHeaders(attempt) };
+      if (stored.event) {
+        metrics.auditAppends.inc({ outcome: 'stored' });
+        return { event: stored.event, headers: rateLimitHeaders(attempt) };
+      }
       // The key exists: stored earlier, or by a concurrent duplicate whose commit the insert waited for.
       const record = await store.findIdempotencyRecord(environmentId, idempotencyKey);
       if (!record) throw new Error('audit idempotency key conflicted but cannot be read');

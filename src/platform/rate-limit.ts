@@ -1,6 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Clock } from './clock.js';
 import type { Db } from './db/database.js';
+import type { Metrics } from './metrics.js';
 
 export interface Limit { max: number; windowSeconds: number }
 export interface RateLimitResult {
@@ -29,7 +30,7 @@ export interface PreparedHit {
  * Fixed-window counters in PostgreSQL, exact across processes: a hit is one atomic upsert that only
  * increments while the count is below the limit, so N concurrent hits never admit more than `max`.
  */
-export function createRateLimiter(db: Db, clock: Clock) {
+export function createRateLimiter(db: Db, clock: Clock, metrics?: Pick<Metrics, 'rateLimited'>) {
   /**
    * The hit as a statement, for a caller that runs it as part of its own statement (a CTE), so the
    * count and the write it guards take one round trip and commit together.
@@ -45,7 +46,11 @@ export function createRateLimiter(db: Db, clock: Clock) {
         on conflict (environment_id, bucket, window_start)
         do update set count = rate_limit_windows.count + 1 where rate_limit_windows.count < ${limit.max}
         returning count`,
-      result: (count) => ({ allowed: count !== undefined, count: count ?? limit.max, retryAfterSeconds, windowStart: start }),
+      result: (count) => {
+        // The bucket's kind, before any `:<ip>` or `:<email>`: a label from a short fixed set.
+        if (count === undefined) metrics?.rateLimited.inc({ limit: bucket.split(':')[0] });
+        return { allowed: count !== undefined, count: count ?? limit.max, retryAfterSeconds, windowStart: start };
+      },
     };
   }
   return {

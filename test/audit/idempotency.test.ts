@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuditService } from '../../src/audit/service.js';
+import { createMetrics } from '../../src/platform/metrics.js';
 import { createRateLimiter } from '../../src/platform/rate-limit.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { expectProblem } from '../helpers/problem.js';
@@ -152,7 +153,7 @@ describe('idempotency key retention', () => {
     const env = await t.given.environment();
     t.clock.set(LONG_AGO);
     const audit = createAuditService({
-      db: t.db, clock: t.clock, limiter: createRateLimiter(t.db, t.clock), auditLogEnabled: async () => true, existingUserIds: async () => new Set(),
+      db: t.db, clock: t.clock, limiter: createRateLimiter(t.db, t.clock), auditLogEnabled: async () => true, existingUserIds: async () => new Set(), metrics: createMetrics(),
     });
     const old = await append(t, env, eventBody(t), 'old');
     t.clock.advance(2 * HOUR);

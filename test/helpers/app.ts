@@ -62,7 +62,7 @@ function caller(app: FastifyInstance, prefix: string, headers: Record<string, st
 export async function startTestApp(options: Partial<AppOptions> = {}): Promise<TestApp> {
   const database = await openTestDatabase();
   const clock = createTestClock();
-  const app = await buildApp({ db: database.db, notifications: database.notifications, clock, publicPort: TEST_PORT, adminToken: ADMIN_TOKEN, logLevel: process.env.TEST_LOG_LEVEL ?? 'silent', ...options });
+  const app = await buildApp({ db: database.db, notifications: database.notifications, poolStats: database.poolStats, clock, publicPort: TEST_PORT, adminToken: ADMIN_TOKEN, logLevel: process.env.TEST_LOG_LEVEL ?? 'silent', ...options });
   await app.ready();
   const admin = caller(app, '/api/admin/v1', { authorization: `Bearer ${ADMIN_TOKEN}` });
   const t: TestApp = {

@@ -67,6 +67,12 @@ function decode(body: string, encoding = '7bit') {
   return body;
 }
 
+/** The `sent` mail counter of the app's metrics. */
+async function mailSent(t: TestApp): Promise<number> {
+  const line = /^gatehouse_mail_total\{outcome="sent"\} (\d+)$/m.exec((await t.app.inject({ method: 'GET', url: '/metrics' })).body);
+  return line ? Number(line[1]) : 0;
+}
+
 describe('mail delivery over SMTP (GATEHOUSE_SMTP_URL)', () => {
   let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
   let t: TestApp;
@@ -83,6 +89,7 @@ describe('mail delivery over SMTP (GATEHOUSE_SMTP_URL)', () => {
     const env = await t.given.environment();
     const email = `ada-${env.id}@example.com`;
     const before = smtp.received.length;
+    const sentBefore = await mailSent(t);
 
     const res = await signUp(t, env, email);
 
@@ -90,6 +97,7 @@ describe('mail delivery over SMTP (GATEHOUSE_SMTP_URL)', () => {
     expect(res.json().verification).toEqual({ status: 'pending' });
     const mails = smtp.received.slice(before);
     expect(mails).toHaveLength(1);
+    expect(await mailSent(t)).toBe(sentBefore + 1);
     const [mail] = mails;
     expect(mail!.mailFrom).toBe('auth@gatehouse.example');
     expect(mail!.rcptTo).toEqual([email]);
@@ -169,6 +177,7 @@ describe('mail delivery when the SMTP server fails', () => {
     expect(res.json()).toMatchObject({ user: { registrationState: 'pending_email_verification' }, verification: { status: 'pending' } });
     const failures = logged.mock.calls.filter((call) => call[1] === 'mail delivery failed');
     expect(failures).toHaveLength(1);
+    expect((await t.app.inject({ method: 'GET', url: '/metrics' })).body).toMatch(/^gatehouse_mail_total\{outcome="failed"\} 1$/m);
     const fields = failures[0]![0] as Record<string, unknown>;
     expect(Object.keys(fields).sort()).toEqual(['environmentId', 'err', 'to']);
     expect(fields).toMatchObject({ to: email, environmentId: env.id, err: expect.objectContaining({ originalCode: 'ECONNREFUSED' }) });

@@ -67,6 +67,18 @@ describe('configuration from environment variables', () => {
     for (const secret of ['db-pass-1', 'db-pass-2', 'tok-secret', 'mail-pass']) expect(message).not.toContain(secret);
   });
 
+  it('reads the metrics port and token, refusing a bad port and never echoing a short token', () => {
+    expect(loadConfig({ GATEHOUSE_METRICS_PORT: '9464', GATEHOUSE_METRICS_TOKEN: 'scrape-token-0123456789' }))
+      .toMatchObject({ metricsPort: 9464, metricsToken: 'scrape-token-0123456789' });
+    expect(loadConfig({})).toMatchObject({ metricsPort: undefined, metricsToken: undefined });
+    const message = configError({ GATEHOUSE_METRICS_PORT: '0', GATEHOUSE_METRICS_TOKEN: 'scrape-me' });
+    expect(message.split('\n').slice(1)).toEqual([
+      '  GATEHOUSE_METRICS_PORT: must be an integer from 1 to 65535 (got "0")',
+      '  GATEHOUSE_METRICS_TOKEN: must be at least 16 characters long (value hidden, 9 characters)',
+    ]);
+    expect(configError({ GATEHOUSE_METRICS_PORT: '94e2' })).toContain('GATEHOUSE_METRICS_PORT: must be an integer from 1 to 65535 (got "94e2")');
+  });
+
   it('refuses a URL that only starts like one', () => {
     expect(configError({ DATABASE_URL: 'postgres://db:port/gatehouse' }))
       .toContain('DATABASE_URL: must be a URL starting with postgres:// or postgresql:// (got "postgres://db:port/gatehouse")');

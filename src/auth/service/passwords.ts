@@ -5,6 +5,7 @@ import type { Db } from '../../platform/db/database.js';
 import { ProblemError } from '../../platform/http/problem.js';
 import { escapeHtml, type Mailer } from '../../platform/mail/mailer.js';
 import { rateLimited } from '../../platform/http/problems.js';
+import type { Metrics } from '../../platform/metrics.js';
 import type { RateLimiter } from '../../platform/rate-limit.js';
 import { normalizeEmail, toClientUser, unstoredPendingUser } from '../../users/accounts.js';
 import type { UsersService } from '../../users/service.js';
@@ -14,7 +15,7 @@ import type { EmailedCodesService } from './codes.js';
 import { recordFailedSignIn, signInAs, throttle, type AuthEnvironment, type SignInResult } from './common.js';
 
 export interface PasswordAuthDeps {
-  db: Db; clock: Clock; limiter: RateLimiter; mailer: Mailer;
+  db: Db; clock: Clock; limiter: RateLimiter; mailer: Mailer; metrics: Pick<Metrics, 'signIns' | 'lockouts'>;
   users: Pick<UsersService, 'register' | 'reserveSignInAttempt' | 'finishSignInAttempt'>;
   codes: Pick<EmailedCodesService, 'mailVerificationCode'>;
 }
@@ -25,7 +26,7 @@ const SIGN_UPS_PER_IP = { max: 100, windowSeconds: 3600 };
 const isEmailTaken = (err: unknown) => err instanceof ProblemError && err.code === 'email_taken';
 
 /** Client-plane sign-up and sign-in with email and password. */
-export function createPasswordAuthService({ db, clock, limiter, mailer, users, codes }: PasswordAuthDeps) {
+export function createPasswordAuthService({ db, clock, limiter, mailer, metrics, users, codes }: PasswordAuthDeps) {
   /**
    * Under enumeration protection, a sign-up for an email that has an account answers as a new pending
    * sign-up would (the password was checked and hashed all the same) and tells the owner by mail.
@@ -62,27 +63,39 @@ export function createPasswordAuthService({ db, clock, limiter, mailer, users, c
      * hash runs for unknown emails). Failures count per account (lockout) and per client IP (429).
      */
     async signIn(env: AuthEnvironment, body: SignInBody, origin: RequestContext): Promise<SignInResult> {
-      const { lockout } = env.settings;
-      const ipBucket = `sign_in_failures:ip:${origin.ipAddress}`;
-      // Both the client IP's budget and the account's are reserved before the slow hash and given back
-      // on success, so concurrent guesses cannot all slip through before any of them counts.
-      const ipAttempt = await limiter.hit(env.id, ipBucket, { max: lockout.ipMaxFailures, windowSeconds: lockout.ipWindowSeconds });
-      if (!ipAttempt.allowed) throw rateLimited(ipAttempt.retryAfterSeconds);
-      const candidate = await users.reserveSignInAttempt(env.id, body.email, lockout);
-      const passwordOk = await verifyPassword(candidate?.passwordHash, body.password);
-      if (!candidate) throw invalidCredentials();
-      const { user } = candidate;
-      const locked = await users.finishSignInAttempt(env.id, user.id, passwordOk, lockout);
-      const refuse = async (reason: string, problem: ProblemError) => {
-        await recordFailedSignIn(db, clock, env, user.id, origin, reason, locked);
-        return problem;
-      };
-      if (!passwordOk) throw await refuse('invalid_password', invalidCredentials());
-      await limiter.release(env.id, ipBucket, ipAttempt);
-      if (user.status === 'banned') throw await refuse('user_banned', userBanned());
-      if (user.registrationState === 'pending_email_verification') throw await refuse('email_not_verified', emailNotVerified());
-      return { status: 'complete', ...(await signInAs(db, clock, env, user, origin, 'password')) };
+      try {
+        const result = await signInWithPassword(env, body, origin);
+        metrics.signIns.inc({ result: 'success' });
+        return result;
+      } catch (err) {
+        metrics.signIns.inc({ result: 'failure' });
+        throw err;
+      }
     },
   };
+
+  async function signInWithPassword(env: AuthEnvironment, body: SignInBody, origin: RequestContext): Promise<SignInResult> {
+    const { lockout } = env.settings;
+    const ipBucket = `sign_in_failures:ip:${origin.ipAddress}`;
+    // Both the client IP's budget and the account's are reserved before the slow hash and given back
+    // on success, so concurrent guesses cannot all slip through before any of them counts.
+    const ipAttempt = await limiter.hit(env.id, ipBucket, { max: lockout.ipMaxFailures, windowSeconds: lockout.ipWindowSeconds });
+    if (!ipAttempt.allowed) throw rateLimited(ipAttempt.retryAfterSeconds);
+    const candidate = await users.reserveSignInAttempt(env.id, body.email, lockout);
+    const passwordOk = await verifyPassword(candidate?.passwordHash, body.password);
+    if (!candidate) throw invalidCredentials();
+    const { user } = candidate;
+    const locked = await users.finishSignInAttempt(env.id, user.id, passwordOk, lockout);
+    if (locked) metrics.lockouts.inc();
+    const refuse = async (reason: string, problem: ProblemError) => {
+      await recordFailedSignIn(db, clock, env, user.id, origin, reason, locked);
+      return problem;
+    };
+    if (!passwordOk) throw await refuse('invalid_password', invalidCredentials());
+    await limiter.release(env.id, ipBucket, ipAttempt);
+    if (user.status === 'banned') throw await refuse('user_banned', userBanned());
+    if (user.registrationState === 'pending_email_verification') throw await refuse('email_not_verified', emailNotVerified());
+    return { status: 'complete', ...(await signInAs(db, clock, env, user, origin, 'password')) };
+  }
 }
 export type PasswordAuthService = ReturnType<typeof createPasswordAuthService>;

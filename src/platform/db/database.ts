@@ -5,6 +5,7 @@ import pg from 'pg';
 import { localNotifications, postgresNotifications, type Notifications } from './notifications.js';
 import { pgliteDialect } from './pglite-dialect.js';
 import type { Tables } from './tables.js';
+import type { PoolStats } from '../metrics.js';
 
 export type Db = Kysely<Tables>;
 
@@ -13,6 +14,8 @@ export interface Database {
   kind: 'pglite' | 'postgres';
   /** How this process hears about changes other processes made (cache eviction). */
   notifications: Notifications;
+  /** The connection pool's fill (PostgreSQL only: the embedded database is one in-process connection). */
+  poolStats?: () => PoolStats;
   close(): Promise<void>;
 }
 
@@ -64,7 +67,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     });
     const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
     const notifications = postgresNotifications(options.url);
-    return { db, kind: 'postgres', notifications, close: async () => { await notifications.close(); await db.destroy(); } };
+    const poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
+    return { db, kind: 'postgres', notifications, poolStats, close: async () => { await notifications.close(); await db.destroy(); } };
   }
   const lite = await PGlite.create(options.dataDir, {
     extensions: { pg_trgm },

@@ -2,6 +2,7 @@ import nodemailer from 'nodemailer';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/database.js';
+import type { Metrics } from '../metrics.js';
 import { createOutboxStore, OUTBOX_RETENTION_MS } from './outbox-store.js';
 
 export const DEFAULT_MAIL_FROM = 'Gatehouse <no-reply@gatehouse.localhost>';
@@ -22,14 +23,16 @@ export interface Mailer {
 export const SMTP_TIMEOUTS_MS = { connectionTimeout: 5_000, greetingTimeout: 5_000, socketTimeout: 10_000, dnsTimeout: 5_000 };
 
 /** SMTP through nodemailer when a URL is configured; otherwise the outbox table (a mail catcher for development). */
-export function createMailer(deps: { db: Db; clock: Clock; log: FastifyBaseLogger; smtpUrl?: string; from: string }): Mailer {
+export function createMailer(deps: { db: Db; clock: Clock; log: FastifyBaseLogger; metrics: Pick<Metrics, 'mail'>; smtpUrl?: string; from: string }): Mailer {
   if (deps.smtpUrl) {
     const transport = nodemailer.createTransport({ url: deps.smtpUrl, ...SMTP_TIMEOUTS_MS });
     return {
       send: async (environmentId, message) => {
         try {
           await transport.sendMail({ from: deps.from, ...message });
+          deps.metrics.mail.inc({ outcome: 'sent' });
         } catch (err) {
+          deps.metrics.mail.inc({ outcome: 'failed' });
           // Never the subject or body: they carry codes and links (security.md 27).
           deps.log.error({ err, environmentId, to: message.to }, 'mail delivery failed');
         }
@@ -42,7 +45,10 @@ export function createMailer(deps: { db: Db; clock: Clock; log: FastifyBaseLogge
     'no GATEHOUSE_SMTP_URL: mail is kept in the outbox, a mail catcher for development only; set GATEHOUSE_SMTP_URL to deliver it');
   const outbox = createOutboxStore(deps.db);
   return {
-    send: (environmentId, message) => outbox.insert(environmentId, message, deps.clock.now()).then(() => undefined),
+    send: async (environmentId, message) => {
+      await outbox.insert(environmentId, message, deps.clock.now());
+      deps.metrics.mail.inc({ outcome: 'queued' });
+    },
     close: () => {},
   };
 }

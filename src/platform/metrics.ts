@@ -1,0 +1,47 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** How full the database connection pool is (PostgreSQL only; the embedded database has no pool). */
+export interface PoolStats { total: number; idle: number; waiting: number }
+
+/**
+ * Everything Gatehouse exports to Prometheus, in one registry per app: HTTP requests, the events an
+ * operator alerts on (sign-ins, lockouts, refusals by rate limit, mail, audit appends) and process metrics.
+ * Services get the counters they bump in their deps; label values are always from a short fixed set.
+ */
+export function createMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
+    new Counter<L>({ name, help, labelNames, registers: [registry] });
+  const httpLabels = ['method', 'route', 'status_code'] as const;
+  return {
+    registry,
+    httpRequests: counter('http_requests_total', 'HTTP requests', httpLabels),
+    httpDuration: new Histogram({
+      name: 'http_request_duration_seconds', help: 'HTTP request latency', labelNames: httpLabels, registers: [registry],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    }),
+    signIns: counter('gatehouse_sign_ins_total', 'Password sign-ins by result: success, failure (wrong password, banned, unverified, locked or unknown)', ['result']),
+    lockouts: counter('gatehouse_lockouts_total', 'Accounts locked after repeated wrong passwords', []),
+    rateLimited: counter('gatehouse_rate_limited_total', 'Hits refused by a rate limit (429, or a refused code try), by limit', ['limit']),
+    mail: counter('gatehouse_mail_total', 'Mail by outcome: sent and failed (SMTP), queued (the outbox, without SMTP)', ['outcome']),
+    auditAppends: counter('gatehouse_audit_appends_total', 'Audit event appends answered 201, by outcome: stored, replayed', ['outcome']),
+  };
+}
+export type Metrics = ReturnType<typeof createMetrics>;
+
+/** Gauges of the connection pool, read at each scrape. */
+export function watchPool(metrics: Metrics, stats: () => PoolStats) {
+  new Gauge({
+    name: 'gatehouse_db_pool_connections', help: 'Database pool connections by state: in_use, idle', labelNames: ['state'], registers: [metrics.registry],
+    collect() {
+      const { total, idle } = stats();
+      this.set({ state: 'in_use' }, total - idle);
+      this.set({ state: 'idle' }, idle);
+    },
+  });
+  new Gauge({
+    name: 'gatehouse_db_pool_waiting', help: 'Queries waiting for a database connection', registers: [metrics.registry],
+    collect() { this.set(stats().waiting); },
+  });
+}
