@@ -1,5 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { NoContent, noContent } from '../platform/http/common-schemas.js';
 import { clientCaller, requestContext, signedIn } from '../platform/http/planes.js';
@@ -22,9 +22,9 @@ const RESET_PASSWORD = 'The password policy is checked first (400 weak_password;
   + 'A "password changed" mail follows. 100 attempts per client IP per hour (429).';
 
 /** A completed sign-in starts the session; other outcomes (a second factor) will answer here without one. */
-function sendSignIn(req: FastifyRequest, reply: FastifyReply, native: boolean, result: SignInResult) {
+function sendSignIn(reply: FastifyReply, native: boolean, result: SignInResult) {
   switch (result.status) {
-    case 'complete': return sendSession(req, reply, native, result);
+    case 'complete': return sendSession(reply, native, result);
   }
 }
 
@@ -38,17 +38,17 @@ export function authPublicRoutes(passwords: PasswordAuthService, codes: EmailedC
     }, async (req, reply) => {
       const result = await passwords.signUp(req.clientEnvironment, req.body, requestContext(req));
       if (result.pending) return reply.code(201).send({ user: result.user, verification: { status: 'pending' } });
-      return sendSession(req, reply, req.query._is_native, result, 201);
+      return sendSession(reply, req.query._is_native, result, 201);
     });
     app.post('/auth/verify-email', { schema: { summary: 'Confirm the email with the mailed code and start a session', tags, querystring: NativeQuery, body: VerifyEmailBody, response: { 200: SessionResponse } } },
-      async (req, reply) => sendSession(req, reply, req.query._is_native, await codes.verifyEmail(req.clientEnvironment, req.body, requestContext(req))));
+      async (req, reply) => sendSession(reply, req.query._is_native, await codes.verifyEmail(req.clientEnvironment, req.body, requestContext(req))));
     app.post('/auth/verify-email/send', { schema: { summary: 'Mail a new verification code', tags, body: EmailOnlyBody, response: { 202: Accepted } } },
       async (req, reply) => {
         await codes.resendVerificationCode(req.clientEnvironment, req.body.email, req.ip);
         return reply.code(202).send({ status: 'accepted', message: 'If a pending account has this email, a new code is on its way.' });
       });
     app.post('/auth/sign-in', { schema: { summary: 'Sign in with email and password', tags, querystring: NativeQuery, body: SignInBody, response: { 200: SessionResponse } } },
-      async (req, reply) => sendSignIn(req, reply, req.query._is_native, await passwords.signIn(req.clientEnvironment, req.body, requestContext(req))));
+      async (req, reply) => sendSignIn(reply, req.query._is_native, await passwords.signIn(req.clientEnvironment, req.body, requestContext(req))));
     app.post('/auth/forgot-password', { schema: { summary: 'Mail a password reset code', description: FORGOT_PASSWORD, tags, body: EmailOnlyBody, response: { 202: Accepted } } },
       async (req, reply) => {
         await codes.requestPasswordReset(req.clientEnvironment, req.body.email, req.ip);
@@ -56,7 +56,7 @@ export function authPublicRoutes(passwords: PasswordAuthService, codes: EmailedC
       });
     app.post('/auth/reset-password', {
       schema: { summary: 'Set a new password with the mailed code and start a session', description: RESET_PASSWORD, tags, querystring: NativeQuery, body: ResetPasswordBody, response: { 200: SessionResponse } },
-    }, async (req, reply) => sendSession(req, reply, req.query._is_native, await codes.resetPassword(req.clientEnvironment, req.body, requestContext(req))));
+    }, async (req, reply) => sendSession(reply, req.query._is_native, await codes.resetPassword(req.clientEnvironment, req.body, requestContext(req))));
   };
 }
 
@@ -67,7 +67,7 @@ export function authSessionRoutes(sessions: SessionsService): FastifyPluginAsync
     app.post('/auth/sign-out', { schema: { summary: 'Sign out: revoke the current session', tags, response: { 204: NoContent } } }, async (req, reply) => {
       const { userId, id } = signedIn(req);
       await sessions.revoke(req.environmentId, userId, id, clientCaller(req), 'sign_out');
-      clearSessionCookie(req, reply);
+      clearSessionCookie(reply);
       return noContent(reply);
     });
   };

@@ -174,5 +174,7 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
 }
 export type EnvironmentsService = ReturnType<typeof createEnvironmentsService>;
 export type { EnvironmentRecord };
+/** What a client-plane flow needs of its environment; the client plane's resolved environment is one. */
+export type EnvironmentContext = Pick<EnvironmentRecord, 'id' | 'settings'>;
 
 export const adminTokenMatches = constantTimeEqual;

@@ -59,6 +59,6 @@ export function invitationsClientRoutes(invitations: InvitationsService): Fastif
         tags: ['Client: authentication'], querystring: NativeQuery, body: InvitationSignUpBody, response: { 201: SessionResponse },
       },
     }, async (req, reply) =>
-      sendSession(req, reply, req.query._is_native, await invitations.signUp(req.clientEnvironment, req.body, requestContext(req)), 201));
+      sendSession(reply, req.query._is_native, await invitations.signUp(req.clientEnvironment, req.body, requestContext(req)), 201));
   };
 }

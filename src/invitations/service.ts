@@ -1,8 +1,7 @@
 import { uuidv7 } from 'uuidv7';
 import { recordOwnEvent } from '../audit/service.js';
 import { isAllowedRedirect, urlOrigin } from '../environments/origins.js';
-import type { EnvironmentRecord, EnvironmentsService } from '../environments/service.js';
-import type { EnvironmentSettings } from '../environments/settings.js';
+import type { EnvironmentContext, EnvironmentRecord, EnvironmentsService } from '../environments/service.js';
 import { userCaller, type Caller, type CallerContext } from '../platform/caller.js';
 import type { Clock } from '../platform/clock.js';
 import { randomToken, sha256 } from '../platform/crypto/tokens.js';
@@ -159,7 +158,7 @@ export function createInvitationsService({ db, clock, mailer, limiter, environme
      * that lets a token work once), a verified user carrying its public metadata is created, and a
      * session starts. Any failure leaves the invitation PENDING.
      */
-    async signUp(env: { id: string; settings: EnvironmentSettings }, body: InvitationSignUpBody, origin: CallerContext) {
+    async signUp(env: EnvironmentContext, body: InvitationSignUpBody, origin: CallerContext) {
       if (!body.legalConsentAccepted) throw legalConsentRequired();
       if (env.settings.requiredFields.includes('name') && !body.name) throw nameRequired();
       const tokenHash = sha256(body.token);

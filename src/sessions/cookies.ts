@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import { SESSION_COOKIE } from '../platform/http/planes.js';
 
 /**
@@ -13,13 +13,13 @@ function setSessionCookie(reply: FastifyReply, token: string, expiresAt: string)
   reply.setCookie(SESSION_COOKIE, token, { ...COOKIE_OPTIONS, expires: new Date(expiresAt) });
 }
 
-export function clearSessionCookie(_request: FastifyRequest, reply: FastifyReply) {
+export function clearSessionCookie(reply: FastifyReply) {
   reply.clearCookie(SESSION_COOKIE, COOKIE_OPTIONS);
 }
 
 /** The session answer: a cookie for browsers, or the token in the body for native apps. */
 export function sendSession(
-  _request: FastifyRequest, reply: FastifyReply, native: boolean,
+  reply: FastifyReply, native: boolean,
   result: { user: unknown; session: { expiresAt: string }; token: string }, status = 200,
 ) {
   const body = { user: result.user, session: result.session };

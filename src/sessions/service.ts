@@ -37,7 +37,7 @@ const sessionNotFound = () => new ProblemError(404, 'resource_not_found', 'No se
 export async function startSession(db: Db, environmentId: string, userId: string, lifetimes: SessionLifetimes, origin: SessionOrigin, now: Date) {
   const token = randomToken('sess_');
   const session = await createSessionsStore(db).insert(environmentId, {
-    userId, tokenHash: sha256(token), actor: origin.actor ?? null, ipAddress: origin.ipAddress, userAgent: origin.userAgent?.slice(0, 512) ?? null,
+    userId, tokenHash: sha256(token), actor: origin.actor ?? null, ipAddress: origin.ipAddress, userAgent: origin.userAgent,
     idleTimeoutSeconds: lifetimes.idleTimeoutSeconds, expiresAt: new Date(now.getTime() + lifetimes.maxLifetimeSeconds * 1000),
   }, now);
   return session && { session, token };

@@ -33,10 +33,13 @@ function metadataKeysChanged(before: Bags, after: Bags, patch: Partial<Bags>): R
   return changed.length === 0 ? undefined : Object.fromEntries(changed.map((bag) => [bag, Object.keys(patch[bag]!).sort()]));
 }
 
-/** The profile fields a change names, for the trail (never their values); unsafe metadata is recorded on its own. */
+/**
+ * The profile fields a change altered, for the trail (names, never values); a new password always counts.
+ * Unsafe metadata is recorded on its own.
+ */
 const PROFILE_FIELDS = ['email', 'password', 'firstName', 'lastName', 'name', 'locale'] as const;
-const changedFields = (body: UpdateUserBody | UpdateMeBody) =>
-  PROFILE_FIELDS.filter((field) => field in body && (body as Record<string, unknown>)[field] !== undefined);
+const changedFields = (before: User, after: User, passwordSet: boolean) =>
+  PROFILE_FIELDS.filter((field) => (field === 'password' ? passwordSet : before[field] !== after[field]));
 
 const unlessTaken = <T>(result: T | 'email_taken') => {
   if (result === 'email_taken') throw emailTaken();
@@ -156,7 +159,7 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
         if (unsafeMetadata) changes.unsafeMetadata = mergeBags(bagsOf(current), { unsafeMetadata }).unsafeMetadata;
         const updated = unlessTaken(await store.updateProfile(environmentId, userId, changes, clock.now()));
         if (!updated) throw userNotFound(); // cannot happen under the lock; never query outside the transaction here
-        const fields = changedFields(body);
+        const fields = changedFields(current, updated, passwordHash !== undefined);
         if (fields.length > 0) await recordUserEvent(trx, environmentId, userId, 'user.updated', by, { changedFields: fields });
         if (unsafeMetadata) await recordMetadataChange(trx, environmentId, current, updated, { unsafeMetadata }, by);
         return updated;

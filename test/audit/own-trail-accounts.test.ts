@@ -137,12 +137,20 @@ describe("Gatehouse's own audit trail: accounts", () => {
 
     const events = (await trail(env)).slice(1);
     expect(events.map((e) => [e.action, e.metadata])).toEqual([
-      ['user.updated', { changedFields: ['email', 'password', 'firstName'] }],
+      ['user.updated', { changedFields: ['email', 'password', 'firstName', 'name'] }],
       ['user.updated', { changedFields: ['locale'] }],
     ]);
     expect(events[0]).toMatchObject({ actor: { type: 'api_key' }, producer: { type: 'gatehouse', via: 'server_api' }, targets: [{ type: 'user', id: user.id }] });
     expect(asText(events)).not.toContain('new-address@example.com');
     expect(asText(events)).not.toContain('another long passphrase');
+  });
+
+  it('records no profile event for a change that leaves every field as it was', async () => {
+    const env = await t.given.environment();
+    const user = await t.given.user(env, { firstName: 'Ada' });
+    const before = (await trail(env)).length;
+    expect((await t.server(env).patch(`/users/${user.id}`, { firstName: 'Ada' })).statusCode).toBe(200);
+    expect(await trail(env)).toHaveLength(before);
   });
 
   it('records nothing for a profile change that fails: a taken email changes nothing', async () => {

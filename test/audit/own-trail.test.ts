@@ -101,9 +101,9 @@ describe("Gatehouse's own audit trail: users", () => {
 
     const byUser = { actor: { type: 'user', id: user.id, impersonatorId: null }, producer: { type: 'gatehouse', via: 'client_api' } };
     expect(await since(env, before)).toEqual([
-      expect.objectContaining({ action: 'user.updated', ...byUser, metadata: { changedFields: ['firstName'] } }),
+      expect.objectContaining({ action: 'user.updated', ...byUser, metadata: { changedFields: ['firstName', 'name'] } }),
       expect.objectContaining({ action: 'user.metadata_updated', ...byUser, metadata: { changedKeys: { unsafeMetadata: ['theme'] } } }),
-      expect.objectContaining({ action: 'user.updated', ...byUser, metadata: { changedFields: ['firstName'] } }),
+      expect.objectContaining({ action: 'user.updated', ...byUser, metadata: { changedFields: ['firstName', 'name'] } }),
     ]);
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
-import { signUp } from '../helpers/flows.js';
+import { signIn, signUp } from '../helpers/flows.js';
 import { PASSWORD } from '../helpers/given.js';
 import { expectProblem } from '../helpers/problem.js';
 import { answer, NEW_PASSWORD, otherCode, passwordReset } from './support.js';
@@ -105,6 +105,29 @@ describe('the enumerationProtection setting', () => {
     const mail = await t.outbox(env, 'ada@example.com');
     expect(mail.map((m) => m.subject)).toEqual(['You already have an account']);
     expect(mail[0].text).not.toMatch(/\b\d{6}\b/);
+  });
+
+  it('answers a sign-in with the right password of a pending account like a wrong password, so it cannot tell a real sign-up from a taken email', async () => {
+    const env = await t.given.environment({ enumerationProtection: true });
+    await t.given.user(env, { email: 'ada@example.com' });
+    expect((await signUp(t, env, 'new@example.com')).statusCode).toBe(201);
+    expect((await signUp(t, env, 'ada@example.com')).statusCode).toBe(201);
+
+    const pending = await signIn(t, env, 'new@example.com', PASSWORD);
+    const taken = await signIn(t, env, 'ada@example.com', 'the password the prober chose');
+    expectProblem(pending, 401, 'invalid_credentials');
+    expect(answer(pending)).toEqual(answer(taken));
+  });
+
+  it('mails the owner at most 5 notices an hour, answering every further sign-up the same', async () => {
+    t.clock.set('2026-11-27T08:00:00.000Z');
+    const env = await t.given.environment({ enumerationProtection: true });
+    await t.given.user(env, { email: 'ada@example.com' });
+    for (let i = 0; i < 7; i++) expect((await signUp(t, env, 'ada@example.com')).statusCode).toBe(201);
+    expect(await t.outbox(env, 'ada@example.com')).toHaveLength(5);
+    t.clock.set('2026-11-27T09:00:00.000Z');
+    expect((await signUp(t, env, 'ada@example.com')).statusCode).toBe(201);
+    expect(await t.outbox(env, 'ada@example.com')).toHaveLength(6);
   });
 
   it('still refuses a weak password first, whether or not the email is taken', async () => {

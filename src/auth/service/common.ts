@@ -1,4 +1,4 @@
-import type { EnvironmentSettings } from '../../environments/settings.js';
+import type { EnvironmentContext } from '../../environments/service.js';
 import { recordOwnEvent } from '../../audit/service.js';
 import { userCaller, type RequestContext } from '../../platform/caller.js';
 import type { Clock } from '../../platform/clock.js';
@@ -11,8 +11,8 @@ import type { ClientUser, User } from '../../users/schemas.js';
 import { toClientUser } from '../../users/accounts.js';
 import { invalidCredentials } from '../errors.js';
 
-/** The environment a client-plane flow runs in: the client plane's resolved environment satisfies it. */
-export interface AuthEnvironment { id: string; settings: EnvironmentSettings }
+/** The environment a client-plane flow runs in. */
+export type AuthEnvironment = EnvironmentContext;
 
 /** A flow that signed the user in: the client form of the user, the session and its token (cookie or body). */
 export interface SignedIn { user: ClientUser; session: StartedSession; token: string }

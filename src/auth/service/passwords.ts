@@ -22,6 +22,9 @@ export interface PasswordAuthDeps {
 
 // Every sign-up mails a code to the address given: one client must not turn us into a mail cannon.
 const SIGN_UPS_PER_IP = { max: 100, windowSeconds: 3600 };
+// The "you already have an account" notice, per address: past it the mail is skipped, never refused (a
+// refusal would tell the address has an account).
+const ACCOUNT_NOTICES_PER_EMAIL = { max: 5, windowSeconds: 3600 };
 
 const isEmailTaken = (err: unknown) => err instanceof ProblemError && err.code === 'email_taken';
 
@@ -33,13 +36,15 @@ export function createPasswordAuthService({ db, clock, limiter, mailer, metrics,
    */
   async function answerTakenEmailQuietly(env: AuthEnvironment, body: SignUpBody) {
     const email = normalizeEmail(body.email);
+    const answer = { pending: true as const, user: unstoredPendingUser(env.id, body, clock.now()) };
+    if (!(await limiter.hit(env.id, `account_notice:email:${email}`, ACCOUNT_NOTICES_PER_EMAIL)).allowed) return answer;
     const notice = `Someone tried to sign up with ${email}, which already has an account. If it was you, sign in, or reset your password if you forgot it.`;
     const ifNotYou = 'If it was not you, you can ignore this email: nothing changed.';
     await mailer.send(env.id, {
       to: email, subject: 'You already have an account',
       text: `${notice} ${ifNotYou}`, html: `<p>${escapeHtml(notice)}</p><p>${escapeHtml(ifNotYou)}</p>`,
     });
-    return { pending: true as const, user: unstoredPendingUser(env.id, body, clock.now()) };
+    return answer;
   }
 
   return {
@@ -94,7 +99,10 @@ export function createPasswordAuthService({ db, clock, limiter, mailer, metrics,
     if (!passwordOk) throw await refuse('invalid_password', invalidCredentials());
     await limiter.release(env.id, ipBucket, ipAttempt);
     if (user.status === 'banned') throw await refuse('user_banned', userBanned());
-    if (user.registrationState === 'pending_email_verification') throw await refuse('email_not_verified', emailNotVerified());
+    // Under enumeration protection a sign-up for a taken email answers "pending" too, so "unverified" here
+  // would tell a real pending sign-up from an existing account: answer as for a wrong password instead.
+  const unverified = env.settings.enumerationProtection ? invalidCredentials() : emailNotVerified();
+  if (user.registrationState === 'pending_email_verification') throw await refuse('email_not_verified', unverified);
     return { status: 'complete', ...(await signInAs(db, clock, env, user, origin, 'password')) };
   }
 }
