@@ -11,6 +11,9 @@ import { createPasswordAuthService } from './auth/service/passwords.js';
 import { allowedOriginsServerRoutes, environmentsAdminRoutes } from './environments/routes.js';
 import { adminTokenMatches, createEnvironmentsService } from './environments/service.js';
 import { invitationsClientRoutes, invitationsServerRoutes } from './invitations/routes.js';
+import { createMemberActions } from './organizations/member-actions.js';
+import { organizationsClientRoutes, organizationsServerRoutes } from './organizations/routes.js';
+import { createOrganizationsService } from './organizations/service.js';
 import { createInvitationsService } from './invitations/service.js';
 import type { Clock } from './platform/clock.js';
 import type { Db } from './platform/db/database.js';
@@ -92,6 +95,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     auditLogEnabled: async (environmentId) => (await environments.record(environmentId)).settings.auditLogEnabled,
     existingUserIds: users.existingIds,
   });
+  const organizations = createOrganizationsService({ db, clock, users });
   const outbox = createOutboxStore(db);
 
   registerSecurityHeaders(app); // before the 404 handler, which only gets the hooks added before it
@@ -136,13 +140,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     invitationsServerRoutes(invitations),
     allowedOriginsServerRoutes(environments),
     auditServerRoutes(audit),
+    organizationsServerRoutes(organizations),
   ]), { prefix: '/api/server/v1' });
 
   await app.register(clientPlane({
     resolveEnvironment: (host) => environments.findByHost(host),
     authenticateSession: (environmentId, token) => sessions.authenticate(environmentId, token),
     publicRoutes: [authPublicRoutes(passwords, codes), invitationsClientRoutes(invitations)],
-    sessionRoutes: [usersClientRoutes(users), sessionsClientRoutes(sessions), authSessionRoutes(sessions)],
+    sessionRoutes: [usersClientRoutes(users), sessionsClientRoutes(sessions), authSessionRoutes(sessions), organizationsClientRoutes(createMemberActions(organizations))],
   }), { prefix: '/_svc' });
 
   if (options.adminToken) {

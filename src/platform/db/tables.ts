@@ -65,6 +65,16 @@ export interface AuditIdempotencyKeyRow {
   environment_id: string; idempotency_key: string; request_hash: Buffer; event_id: string; created_at: Date;
 }
 
+export interface OrganizationRow {
+  environment_id: string; id: string; name: string; slug: string | null; role_set_id: string | null;
+  public_metadata: Json; private_metadata: Json; created_at: Date; updated_at: Date;
+}
+
+export interface OrganizationMembershipRow {
+  environment_id: string; organization_id: string; user_id: string; role: string;
+  public_metadata: Json; private_metadata: Json; created_at: Date; updated_at: Date;
+}
+
 export interface Tables {
   environments: EnvironmentRow;
   secret_keys: SecretKeyRow;
@@ -77,4 +87,6 @@ export interface Tables {
   audit_sequences: AuditSequenceRow;
   audit_events: AuditEventRow;
   audit_idempotency_keys: AuditIdempotencyKeyRow;
+  organizations: OrganizationRow;
+  organization_memberships: OrganizationMembershipRow;
 }

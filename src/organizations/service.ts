@@ -1,0 +1,161 @@
+import { recordOwnEvent } from '../audit/service.js';
+import type { Caller } from '../platform/caller.js';
+import type { Clock } from '../platform/clock.js';
+import { inTransaction, type Db } from '../platform/db/database.js';
+import type { JsonObject } from '../platform/json.js';
+import { assertMetadataBudget, mergeBags } from '../platform/metadata.js';
+import type { UsersService } from '../users/service.js';
+import { alreadyMember, lastOwner, membershipNotFound, organizationNotFound, slugTaken, userNotActive } from './errors.js';
+import { assertRole, assertRoleSet, OWNER } from './roles.js';
+import type { AddMemberBody, CreateOrganizationBody, MetadataPatchBody, Organization, OrganizationPageQuery, UpdateOrganizationBody } from './schemas.js';
+import { createOrganizationsStore, type OrganizationsStore } from './store.js';
+
+export interface OrganizationsDeps { db: Db; clock: Clock; users: Pick<UsersService, 'get'> }
+
+const unlessSlugTaken = <T>(result: T | 'slug_taken') => {
+  if (result === 'slug_taken') throw slugTaken();
+  return result;
+};
+
+/** Organizations and their memberships: the rules both planes share. Role checks of callers live in member-actions.ts. */
+export function createOrganizationsService({ db, clock, users }: OrganizationsDeps) {
+  const store = createOrganizationsStore(db);
+
+  async function existing(environmentId: string, organizationId: string) {
+    const org = await store.find(environmentId, organizationId);
+    if (!org) throw organizationNotFound();
+    return org;
+  }
+
+  /** Records a change in the audit trail as the last statement of its transaction. */
+  const record = (trx: Db, environmentId: string, action: string, organizationId: string, by: Caller, metadata: JsonObject = {}, userId?: string) =>
+    recordOwnEvent(trx, environmentId, {
+      action, ...by, metadata,
+      targets: [{ type: 'organization', id: organizationId }, ...(userId ? [{ type: 'user', id: userId }] : [])],
+    }, clock.now());
+
+  /**
+   * Runs a change of the organization's memberships with the organization locked, so changes to its
+   * owners run one after another across processes and each sees the one before (the last-owner rule).
+   */
+  function withOrganizationLocked<T>(environmentId: string, organizationId: string, change: (store: OrganizationsStore, trx: Db, org: Organization) => Promise<T>) {
+    return inTransaction(db, async (trx) => {
+      const locked = createOrganizationsStore(trx);
+      const org = await locked.lock(environmentId, organizationId);
+      if (!org) throw organizationNotFound();
+      return change(locked, trx, org);
+    });
+  }
+
+  /** The membership, for a change that may take an owner away: 409 last_owner when no other active owner is left. */
+  async function ownerMayGo(locked: OrganizationsStore, environmentId: string, organizationId: string, userId: string, newRole?: string) {
+    const membership = await locked.findMembership(environmentId, organizationId, userId);
+    if (!membership) throw membershipNotFound();
+    const losesOwner = membership.role === OWNER && newRole !== OWNER;
+    if (losesOwner && (await locked.countOtherOwners(environmentId, organizationId, userId)) === 0) throw lastOwner();
+    return membership;
+  }
+
+  /** Why a user cannot join: missing (404), or banned or deleted (409). */
+  async function explainNoMembership(environmentId: string, userId: string): Promise<never> {
+    await users.get(environmentId, userId);
+    throw userNotActive();
+  }
+
+  async function addMember(environmentId: string, organizationId: string, body: AddMemberBody, by: Caller) {
+    assertRole(body.role);
+    const bags = { publicMetadata: body.publicMetadata ?? {}, privateMetadata: body.privateMetadata ?? {} };
+    assertMetadataBudget(bags.publicMetadata, bags.privateMetadata);
+    const added = await withOrganizationLocked(environmentId, organizationId, async (locked, trx) => {
+      const member = await locked.insertMembership(environmentId, organizationId, body.userId, body.role, bags, clock.now());
+      if (member === 'already_member') throw alreadyMember();
+      if (member) await record(trx, environmentId, 'organization_membership.created', organizationId, by, { role: body.role }, body.userId);
+      return member;
+    });
+    return added ?? explainNoMembership(environmentId, body.userId);
+  }
+
+  return {
+    /** A new organization; with `createdBy`, that user joins as its owner in the same transaction. */
+    async create(environmentId: string, body: CreateOrganizationBody, by: Caller): Promise<Organization> {
+      assertRoleSet(body.roleSetId);
+      const bags = { publicMetadata: body.publicMetadata ?? {}, privateMetadata: body.privateMetadata ?? {} };
+      assertMetadataBudget(bags.publicMetadata, bags.privateMetadata);
+      if (body.createdBy && (await users.get(environmentId, body.createdBy)).status !== 'active') throw userNotActive();
+      return inTransaction(db, async (trx) => {
+        const txStore = createOrganizationsStore(trx);
+        const now = clock.now();
+        const organization = unlessSlugTaken(await txStore.insert(environmentId, { name: body.name, slug: body.slug ?? null, roleSetId: body.roleSetId ?? null, ...bags }, now));
+        // Banned or deleted since the check above: the insert finds no active user, and everything rolls back.
+        if (body.createdBy && !(await txStore.insertMembership(environmentId, organization.id, body.createdBy, OWNER, { publicMetadata: {}, privateMetadata: {} }, now))) throw userNotActive();
+        await record(trx, environmentId, 'organization.created', organization.id, by, { createdBy: body.createdBy ?? null });
+        return organization;
+      });
+    },
+    get: existing,
+    list: (environmentId: string, filter: { name?: string }, page: OrganizationPageQuery) => store.list(environmentId, filter, page),
+    async update(environmentId: string, organizationId: string, changes: UpdateOrganizationBody, by: Caller) {
+      return inTransaction(db, async (trx) => {
+        const updated = unlessSlugTaken(await createOrganizationsStore(trx).update(environmentId, organizationId, changes, clock.now()));
+        if (!updated) throw organizationNotFound();
+        await record(trx, environmentId, 'organization.updated', organizationId, by, { changedFields: Object.keys(changes).sort() });
+        return updated;
+      });
+    },
+    /** Deep-merges the given bags into the locked row; both bags together must fit the 8 KB budget. */
+    mergeMetadata: (environmentId: string, organizationId: string, patch: MetadataPatchBody) =>
+      withOrganizationLocked(environmentId, organizationId, async (locked, _trx, { publicMetadata, privateMetadata }) => {
+        return locked.setMetadata(environmentId, organizationId, mergeBags({ publicMetadata, privateMetadata }, patch), clock.now());
+      }),
+    /** Deletes the organization and every membership of it. */
+    async delete(environmentId: string, organizationId: string, by: Caller) {
+      await inTransaction(db, async (trx) => {
+        const deleted = await createOrganizationsStore(trx).delete(environmentId, organizationId);
+        if (!deleted) throw organizationNotFound();
+        await record(trx, environmentId, 'organization.deleted', organizationId, by, { name: deleted.name });
+      });
+    },
+
+    async listMembers(environmentId: string, organizationId: string, page: OrganizationPageQuery) {
+      await existing(environmentId, organizationId);
+      return store.listMembers(environmentId, organizationId, page);
+    },
+    listClientMembers: (environmentId: string, organizationId: string, page: OrganizationPageQuery) =>
+      store.listClientMembers(environmentId, organizationId, page),
+    findClientMember: (environmentId: string, organizationId: string, userId: string) => store.findClientMember(environmentId, organizationId, userId),
+    findMembership: (environmentId: string, organizationId: string, userId: string) => store.findMembership(environmentId, organizationId, userId),
+    addMember,
+    /** A new role for a member; taking the owner role from the last active owner is 409 last_owner. */
+    async changeRole(environmentId: string, organizationId: string, userId: string, role: string, by: Caller) {
+      assertRole(role);
+      return withOrganizationLocked(environmentId, organizationId, async (locked, trx) => {
+        const before = await ownerMayGo(locked, environmentId, organizationId, userId, role);
+        if (before.role === role) return before;
+        const updated = (await locked.updateRole(environmentId, organizationId, userId, role, clock.now()))!;
+        await record(trx, environmentId, 'organization_membership.updated', organizationId, by, { role, previousRole: before.role }, userId);
+        return updated;
+      });
+    },
+    /** Removes a member (leaving too); removing the last active owner is 409 last_owner. */
+    async removeMember(environmentId: string, organizationId: string, userId: string, by: Caller) {
+      await withOrganizationLocked(environmentId, organizationId, async (locked, trx) => {
+        const removed = await ownerMayGo(locked, environmentId, organizationId, userId);
+        await locked.deleteMembership(environmentId, organizationId, userId);
+        await record(trx, environmentId, 'organization_membership.deleted', organizationId, by, { role: removed.role }, userId);
+      });
+    },
+    mergeMembershipMetadata: (environmentId: string, organizationId: string, userId: string, patch: MetadataPatchBody) =>
+      withOrganizationLocked(environmentId, organizationId, async (locked) => {
+        const member = await locked.findMembership(environmentId, organizationId, userId);
+        if (!member) throw membershipNotFound();
+        const bags = mergeBags({ publicMetadata: member.publicMetadata, privateMetadata: member.privateMetadata }, patch);
+        return locked.setMembershipMetadata(environmentId, organizationId, userId, bags, clock.now());
+      }),
+    /** A user's memberships with their organizations; 404 user_not_found for an unknown user. */
+    async listForUser(environmentId: string, userId: string, page: OrganizationPageQuery) {
+      await users.get(environmentId, userId);
+      return store.listForUser(environmentId, userId, page);
+    },
+  };
+}
+export type OrganizationsService = ReturnType<typeof createOrganizationsService>;
