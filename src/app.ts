@@ -11,6 +11,8 @@ import { createPasswordAuthService } from './auth/service/passwords.js';
 import { allowedOriginsServerRoutes, environmentsAdminRoutes } from './environments/routes.js';
 import { adminTokenMatches, createEnvironmentsService } from './environments/service.js';
 import { invitationsClientRoutes, invitationsServerRoutes } from './invitations/routes.js';
+import { organizationInvitationsClientRoutes, organizationInvitationsPublicRoutes } from './organization-invitations/routes.js';
+import { createOrganizationInvitationsService } from './organization-invitations/service.js';
 import { createMemberActions } from './organizations/member-actions.js';
 import { organizationsClientRoutes, organizationsServerRoutes } from './organizations/routes.js';
 import { createOrganizationsService } from './organizations/service.js';
@@ -96,6 +98,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     existingUserIds: users.existingIds,
   });
   const organizations = createOrganizationsService({ db, clock, users });
+  const organizationInvitations = createOrganizationInvitationsService({ db, clock, mailer, limiter, environments, organizations, users });
   const outbox = createOutboxStore(db);
 
   registerSecurityHeaders(app); // before the 404 handler, which only gets the hooks added before it
@@ -146,8 +149,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(clientPlane({
     resolveEnvironment: (host) => environments.findByHost(host),
     authenticateSession: (environmentId, token) => sessions.authenticate(environmentId, token),
-    publicRoutes: [authPublicRoutes(passwords, codes), invitationsClientRoutes(invitations)],
-    sessionRoutes: [usersClientRoutes(users), sessionsClientRoutes(sessions), authSessionRoutes(sessions), organizationsClientRoutes(createMemberActions(organizations))],
+    publicRoutes: [authPublicRoutes(passwords, codes), invitationsClientRoutes(invitations), organizationInvitationsPublicRoutes(organizationInvitations)],
+    sessionRoutes: [usersClientRoutes(users), sessionsClientRoutes(sessions), authSessionRoutes(sessions), organizationsClientRoutes(createMemberActions(organizations)), organizationInvitationsClientRoutes(organizationInvitations)],
   }), { prefix: '/_svc' });
 
   if (options.adminToken) {

@@ -12,6 +12,21 @@ import { createOrganizationsStore, type OrganizationsStore } from './store.js';
 
 export interface OrganizationsDeps { db: Db; clock: Clock; users: Pick<UsersService, 'get'> }
 
+/**
+ * Makes an active user a member, in the caller's transaction (an accepted organization invitation):
+ * the membership, or 'already_member', or undefined when the user is not active. Records the change.
+ */
+export async function joinOrganization(trx: Db, environmentId: string, organizationId: string, userId: string, role: string, by: Caller, now: Date) {
+  const member = await createOrganizationsStore(trx).insertMembership(environmentId, organizationId, userId, role, { publicMetadata: {}, privateMetadata: {} }, now);
+  if (member && member !== 'already_member') {
+    await recordOwnEvent(trx, environmentId, {
+      action: 'organization_membership.created', ...by, metadata: { role },
+      targets: [{ type: 'organization', id: organizationId }, { type: 'user', id: userId }],
+    }, now);
+  }
+  return member;
+}
+
 const unlessSlugTaken = <T>(result: T | 'slug_taken') => {
   if (result === 'slug_taken') throw slugTaken();
   return result;

@@ -75,6 +75,12 @@ export interface OrganizationMembershipRow {
   public_metadata: Json; private_metadata: Json; created_at: Date; updated_at: Date;
 }
 
+export interface OrganizationInvitationRow {
+  environment_id: string; id: string; organization_id: string; email: string; role: string; status: InvitationStatus;
+  token_hash: Buffer; inviter_user_id: string | null; expires_at: Date; created_at: Date; updated_at: Date;
+  accepted_at: Date | null; accepted_user_id: string | null; revoked_at: Date | null;
+}
+
 export interface Tables {
   environments: EnvironmentRow;
   secret_keys: SecretKeyRow;
@@ -89,4 +95,5 @@ export interface Tables {
   audit_idempotency_keys: AuditIdempotencyKeyRow;
   organizations: OrganizationRow;
   organization_memberships: OrganizationMembershipRow;
+  organization_invitations: OrganizationInvitationRow;
 }

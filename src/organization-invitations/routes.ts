@@ -1,0 +1,55 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyPluginAsync } from 'fastify';
+import { NativeQuery, SessionResponse } from '../auth/schemas.js';
+import { OrganizationParams } from '../organizations/schemas.js';
+import { Page } from '../platform/http/common-schemas.js';
+import { clientCaller, requestContext, signedIn } from '../platform/http/planes.js';
+import { sendSession } from '../sessions/cookies.js';
+import {
+  AcceptBody, CreatedOrganizationInvitation, CreateOrganizationInvitationBody, InvitationPageQuery, JoinedMembership, OrganizationInvitation,
+  OrganizationInvitationParams, OrganizationInvitationSignUpBody,
+} from './schemas.js';
+import type { OrganizationInvitationsService } from './service.js';
+
+const tags = ['Client: organizations'];
+const CREATE = 'Owner or admin (an admin cannot invite an owner). The token is shown only here and stored hashed. With the '
+  + "environment's invitationAcceptUrl a mail links to it with `invitation_token` (emailDelivery `dispatched`); without it no mail "
+  + 'is sent (`not_configured`) and the token is the only way in. A pending invitation of the same email is replaced. Counts '
+  + "against the environment's invitationRateLimitPerHour (429). Expires in 30 days.";
+const ACCEPT = "The signed-in user joins with the invited role; the invitation must be for the user's verified email (else 403 forbidden). "
+  + 'A token works once: 409 invitation_already_accepted, 410 invitation_revoked or invitation_expired, 404 invitation_not_found; '
+  + '409 already_member leaves the invitation pending.';
+
+/** Client plane, signed in: invite to an organization, list and revoke its invitations, accept one. */
+export function organizationInvitationsClientRoutes(invitations: OrganizationInvitationsService): FastifyPluginAsync {
+  return async (base) => {
+    const app = base.withTypeProvider<TypeBoxTypeProvider>();
+    app.post('/organizations/:organizationId/invitations', {
+      schema: { summary: 'Invite an email to the organization with a role', description: CREATE, tags, params: OrganizationParams, body: CreateOrganizationInvitationBody, response: { 201: CreatedOrganizationInvitation } },
+    }, async (req, reply) => reply.code(201).send(await invitations.create(req.environmentId, req.params.organizationId, signedIn(req).userId, req.body, clientCaller(req))));
+    app.get('/organizations/:organizationId/invitations', {
+      schema: { summary: "List the organization's pending invitations (owner or admin)", tags, params: OrganizationParams, querystring: InvitationPageQuery, response: { 200: Page(OrganizationInvitation) } },
+    }, (req) => invitations.listPending(req.environmentId, req.params.organizationId, signedIn(req).userId, req.query));
+    app.post('/organizations/:organizationId/invitations/:invitationId/revoke', {
+      schema: { summary: 'Revoke a pending invitation (owner or admin)', tags, params: OrganizationInvitationParams, response: { 200: OrganizationInvitation } },
+    }, (req) => invitations.revoke(req.environmentId, req.params.organizationId, signedIn(req).userId, req.params.invitationId, clientCaller(req)));
+    app.post('/organization-invitations/accept', {
+      schema: { summary: 'Accept an organization invitation', description: ACCEPT, tags, body: AcceptBody, response: { 200: JoinedMembership } },
+    }, (req) => invitations.accept(req.environmentId, signedIn(req).userId, req.body.token, requestContext(req)));
+  };
+}
+
+/** Client plane, no session: sign up from an organization invitation token. */
+export function organizationInvitationsPublicRoutes(invitations: OrganizationInvitationsService): FastifyPluginAsync {
+  return async (base) => {
+    const app = base.withTypeProvider<TypeBoxTypeProvider>();
+    app.post('/auth/organization-invitation/password-signup', {
+      schema: {
+        summary: 'Sign up with an organization invitation token',
+        description: 'Creates a verified user with the invited email, who joins the organization with the invited role, and starts a session, in one transaction. A token works once.',
+        tags: ['Client: authentication'], querystring: NativeQuery, body: OrganizationInvitationSignUpBody, response: { 201: SessionResponse },
+      },
+    }, async (req, reply) =>
+      sendSession(reply, req.query._is_native, await invitations.signUp(req.clientEnvironment, req.body, requestContext(req)), 201));
+  };
+}

@@ -1,0 +1,159 @@
+import { uuidv7 } from 'uuidv7';
+import { recordOwnEvent } from '../audit/service.js';
+import type { EnvironmentContext, EnvironmentsService } from '../environments/service.js';
+import { legalConsentRequired } from '../invitations/errors.js';
+import { forbidden, organizationNotFound, alreadyMember, userNotActive } from '../organizations/errors.js';
+import { ADMIN, assertRole, OWNER, roleName } from '../organizations/roles.js';
+import { joinOrganization, type OrganizationsService } from '../organizations/service.js';
+import { userCaller, type Caller, type RequestContext } from '../platform/caller.js';
+import type { Clock } from '../platform/clock.js';
+import { randomToken, sha256 } from '../platform/crypto/tokens.js';
+import { inTransaction, type Db } from '../platform/db/database.js';
+import type { Mailer } from '../platform/mail/mailer.js';
+import type { RateLimiter } from '../platform/rate-limit.js';
+import { startSession } from '../sessions/service.js';
+import { checkedPasswordHash, insertVerifiedUser, normalizeEmail, toClientUser } from '../users/accounts.js';
+import { nameRequired } from '../users/errors.js';
+import type { UsersService } from '../users/service.js';
+import { acceptLink, organizationInvitationMail } from './email.js';
+import { emailMismatch, invitationNotFound, invitationNotPending, organizationInvitationRateLimited, tokenUnusable } from './errors.js';
+import type { CreatedOrganizationInvitation, CreateOrganizationInvitationBody, OrganizationInvitationSignUpBody } from './schemas.js';
+import { createOrganizationInvitationsStore } from './store.js';
+import type { OrganizationPageQuery } from '../organizations/schemas.js';
+
+export interface OrganizationInvitationsDeps {
+  db: Db; clock: Clock; mailer: Mailer; limiter: RateLimiter;
+  environments: Pick<EnvironmentsService, 'record'>;
+  organizations: Pick<OrganizationsService, 'findMembership' | 'get'>;
+  users: Pick<UsersService, 'get'>;
+}
+
+const EXPIRES_IN_MS = 30 * 86_400_000;
+
+/** Organization invitations: owners and admins invite by email with a role; the invitee accepts or signs up with the token. */
+export function createOrganizationInvitationsService({ db, clock, mailer, limiter, environments, organizations, users }: OrganizationInvitationsDeps) {
+  const store = createOrganizationInvitationsStore(db);
+
+  const record = (trx: Db, environmentId: string, action: string, organizationId: string, invitationId: string, by: Caller, metadata = {}) =>
+    recordOwnEvent(trx, environmentId, {
+      action, ...by, metadata, targets: [{ type: 'organization', id: organizationId }, { type: 'organization_invitation', id: invitationId }],
+    }, clock.now());
+
+  /** The caller's membership when it may manage invitations; 404 for a non-member, 403 for a plain member. */
+  async function asManager(environmentId: string, organizationId: string, userId: string) {
+    const membership = await organizations.findMembership(environmentId, organizationId, userId);
+    if (!membership) throw organizationNotFound();
+    if (membership.role !== OWNER && membership.role !== ADMIN) throw forbidden('Only owner or admin members can manage invitations.');
+    return membership;
+  }
+
+  /** Why a token cannot be redeemed now, read in the transaction after the redeeming statement matched nothing. */
+  const unusable = async (trx: Db, environmentId: string, tokenHash: Buffer) =>
+    tokenUnusable((await createOrganizationInvitationsStore(trx).findByToken(environmentId, tokenHash, clock.now()))?.status);
+
+  return {
+    /**
+     * Invites an email with a role (owner or admin; only an owner invites an owner). The token is shown
+     * once; with the environment's invitationAcceptUrl a mail carries it, otherwise nothing is sent.
+     * A pending invitation of the same email to the organization is replaced.
+     */
+    async create(environmentId: string, organizationId: string, inviterId: string, body: CreateOrganizationInvitationBody, by: Caller): Promise<CreatedOrganizationInvitation> {
+      const inviter = await asManager(environmentId, organizationId, inviterId);
+      assertRole(body.role);
+      if (body.role === OWNER && inviter.role !== OWNER) throw forbidden('Only an owner can invite an owner.');
+      const { settings } = await environments.record(environmentId);
+      const hit = await limiter.hit(environmentId, 'organization_invitations', { max: settings.invitationRateLimitPerHour, windowSeconds: 3600 });
+      if (!hit.allowed) throw organizationInvitationRateLimited(hit.retryAfterSeconds);
+      const email = normalizeEmail(body.email);
+      const token = randomToken('orginv_');
+      const invitation = await inTransaction(db, async (trx) => {
+        const txStore = createOrganizationInvitationsStore(trx);
+        const now = clock.now();
+        await txStore.lockEmail(environmentId, organizationId, email);
+        await txStore.expirePendingFor(environmentId, organizationId, email, now);
+        const replaced = await txStore.revokePendingFor(environmentId, organizationId, email, now);
+        const created = await txStore.insert(environmentId, {
+          organizationId, email, role: body.role, tokenHash: sha256(token), inviterUserId: inviterId, expiresAt: new Date(now.getTime() + EXPIRES_IN_MS),
+        }, now);
+        for (const id of replaced) await record(trx, environmentId, 'organization_invitation.revoked', organizationId, id, by, { reason: 'replaced', replacedBy: created.id });
+        await record(trx, environmentId, 'organization_invitation.created', organizationId, created.id, by, { role: body.role });
+        return created;
+      });
+      const acceptUrl = settings.invitationAcceptUrl;
+      if (acceptUrl) {
+        const { name } = await organizations.get(environmentId, organizationId);
+        await mailer.send(environmentId, organizationInvitationMail(email, name, body.role, acceptLink(acceptUrl, token), new Date(invitation.expiresAt)));
+      }
+      const { id, expiresAt } = invitation;
+      return { id, organizationId, email, role: body.role, token, expiresAt, emailDelivery: acceptUrl ? 'dispatched' : 'not_configured' };
+    },
+
+    async listPending(environmentId: string, organizationId: string, userId: string, page: OrganizationPageQuery) {
+      await asManager(environmentId, organizationId, userId);
+      return store.listPending(environmentId, organizationId, page, clock.now());
+    },
+
+    /** PENDING → REVOKED; any other state is 409 with the current status. */
+    async revoke(environmentId: string, organizationId: string, userId: string, invitationId: string, by: Caller) {
+      await asManager(environmentId, organizationId, userId);
+      const revoked = await inTransaction(db, async (trx) => {
+        const done = await createOrganizationInvitationsStore(trx).revoke(environmentId, organizationId, invitationId, clock.now());
+        if (done) await record(trx, environmentId, 'organization_invitation.revoked', organizationId, invitationId, by);
+        return done;
+      });
+      if (revoked) return revoked;
+      const current = await store.find(environmentId, organizationId, invitationId, clock.now());
+      throw current ? invitationNotPending(current.status) : invitationNotFound();
+    },
+
+    /**
+     * The signed-in user joins with the invited role, if the invitation is for their verified email. One
+     * transaction: the single statement that redeems the token (so it works once), then the membership.
+     */
+    async accept(environmentId: string, userId: string, token: string, context: RequestContext) {
+      const tokenHash = sha256(token);
+      const found = await store.findByToken(environmentId, tokenHash, clock.now());
+      if (found?.status !== 'PENDING') throw tokenUnusable(found?.status);
+      const user = await users.get(environmentId, userId);
+      if (!user.emailVerifiedAt || user.email !== found.email) throw emailMismatch();
+      return inTransaction(db, async (trx) => {
+        const now = clock.now();
+        const accepted = await createOrganizationInvitationsStore(trx).accept(environmentId, tokenHash, userId, now);
+        if (!accepted) throw await unusable(trx, environmentId, tokenHash);
+        const by = userCaller(userId, context);
+        const member = await joinOrganization(trx, environmentId, accepted.organizationId, userId, accepted.role, by, now);
+        if (member === 'already_member') throw alreadyMember();
+        if (!member) throw userNotActive();
+        await record(trx, environmentId, 'organization_invitation.accepted', accepted.organizationId, accepted.id, by, { userId });
+        return { organizationId: member.organizationId, userId, role: member.role, roleName: roleName(member.role), joinedAt: member.joinedAt };
+      });
+    },
+
+    /**
+     * Sign-up from an organization invitation: in one transaction the token is redeemed, a verified user
+     * with the invited email is created, joins with the invited role, and a session starts.
+     */
+    async signUp(env: EnvironmentContext, body: OrganizationInvitationSignUpBody, context: RequestContext) {
+      if (!body.legalConsentAccepted) throw legalConsentRequired();
+      if (env.settings.requiredFields.includes('name') && !body.name) throw nameRequired();
+      const tokenHash = sha256(body.token);
+      const found = await store.findByToken(env.id, tokenHash, clock.now());
+      if (found?.status !== 'PENDING') throw tokenUnusable(found?.status);
+      const passwordHash = await checkedPasswordHash(body.password, env.settings, found.email);
+      return inTransaction(db, async (trx) => {
+        const now = clock.now();
+        const userId = uuidv7();
+        const accepted = await createOrganizationInvitationsStore(trx).accept(env.id, tokenHash, userId, now);
+        if (!accepted) throw await unusable(trx, env.id, tokenHash);
+        const user = await insertVerifiedUser(trx, env.id, { id: userId, email: accepted.email, passwordHash, name: body.name ?? null, publicMetadata: {} }, now);
+        const by = userCaller(userId, context);
+        await joinOrganization(trx, env.id, accepted.organizationId, userId, accepted.role, by, now);
+        const started = await startSession(trx, env.id, userId, env.settings.session, context, now);
+        if (!started) throw new Error('a user created in this transaction must be active');
+        await record(trx, env.id, 'organization_invitation.accepted', accepted.organizationId, accepted.id, by, { userId });
+        return { user: toClientUser(user), ...started };
+      });
+    },
+  };
+}
+export type OrganizationInvitationsService = ReturnType<typeof createOrganizationInvitationsService>;
