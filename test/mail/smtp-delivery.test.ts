@@ -139,6 +139,31 @@ describe('mail delivery over SMTP (GATEHOUSE_SMTP_URL)', () => {
     expect(signedUp.json().user).toMatchObject({ email, publicMetadata: { plan: 'pro' }, registrationState: 'complete' });
   });
 
+  it('delivers an organization invitation with a link to invitationAcceptUrl whose token signs the invitee up into the organization', async () => {
+    const env = await t.given.environment({ invitationAcceptUrl: 'https://app.example.com/accept' });
+    const owner = await t.given.user(env);
+    const ownerClient = t.client(env, { token: (await t.given.session(env, owner)).token });
+    const org = (await ownerClient.post('/organizations', { name: 'Acme' })).json();
+    const email = `member-${env.id}@example.com`;
+    const before = smtp.received.length;
+
+    const res = await ownerClient.post(`/organizations/${org.id}/invitations`, { email, role: 'member' });
+
+    expect(res.json().emailDelivery).toBe('dispatched');
+    const mails = smtp.received.slice(before);
+    expect(mails).toHaveLength(1);
+    expect(mails[0]!.rcptTo).toEqual([email]);
+    const message = parseMessage(mails[0]!.raw);
+    expect(message.headers.subject).toBe("You're invited to join Acme");
+    const link = new URL(/https:\/\/\S+/.exec(message.text ?? '')![0]);
+    expect(`${link.origin}${link.pathname}`).toBe('https://app.example.com/accept');
+    expect(link.searchParams.get('invitation_token')).toBe(res.json().token);
+    const signedUp = await t.client(env).post('/auth/organization-invitation/password-signup?_is_native=true', { token: res.json().token, password: PASSWORD, legalConsentAccepted: true });
+    expect(signedUp.statusCode).toBe(201);
+    const mine = (await t.client(env, { token: signedUp.json().sessionToken }).get('/organizations')).json().items;
+    expect(mine).toEqual([expect.objectContaining({ id: org.id, role: 'member' })]);
+  });
+
   it('keeps nothing in the outbox table while SMTP is configured', async () => {
     const env = await t.given.environment();
     const email = `grace-${env.id}@example.com`;
