@@ -1,3 +1,14 @@
+-- Role sets an operator defines per environment; organizations without one use the default set
+-- (owner, admin, member). A set never changes once created, so a membership keeps its role's name.
+CREATE TABLE organization_role_sets (
+  environment_id uuid NOT NULL REFERENCES environments (id),
+  id uuid NOT NULL,
+  name text NOT NULL,
+  roles jsonb NOT NULL,
+  created_at timestamptz NOT NULL,
+  PRIMARY KEY (environment_id, id)
+);
+
 -- Organizations and their USER memberships. An organization is deleted for good (its memberships with it);
 -- a membership is one row per user and organization, so "one membership per user" is the primary key.
 CREATE TABLE organizations (
@@ -21,6 +32,7 @@ CREATE TABLE organization_memberships (
   organization_id uuid NOT NULL,
   user_id uuid NOT NULL,
   role text NOT NULL,
+  role_name text,
   public_metadata jsonb NOT NULL DEFAULT '{}'::jsonb,
   private_metadata jsonb NOT NULL DEFAULT '{}'::jsonb,
   created_at timestamptz NOT NULL,

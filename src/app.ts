@@ -14,7 +14,7 @@ import { invitationsClientRoutes, invitationsServerRoutes } from './invitations/
 import { organizationInvitationsClientRoutes, organizationInvitationsPublicRoutes } from './organization-invitations/routes.js';
 import { createOrganizationInvitationsService } from './organization-invitations/service.js';
 import { createMemberActions } from './organizations/member-actions.js';
-import { organizationsClientRoutes, organizationsServerRoutes } from './organizations/routes.js';
+import { organizationRoleSetsAdminRoutes, organizationsClientRoutes, organizationsServerRoutes } from './organizations/routes.js';
 import { createOrganizationsService } from './organizations/service.js';
 import { createInvitationsService } from './invitations/service.js';
 import type { Clock } from './platform/clock.js';
@@ -97,7 +97,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     auditLogEnabled: async (environmentId) => (await environments.record(environmentId)).settings.auditLogEnabled,
     existingUserIds: users.existingIds,
   });
-  const organizations = createOrganizationsService({ db, clock, users });
+  const organizations = createOrganizationsService({ db, clock, users, environments });
   const organizationInvitations = createOrganizationInvitationsService({ db, clock, mailer, limiter, environments, organizations, users });
   const outbox = createOutboxStore(db);
 
@@ -156,6 +156,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   if (options.adminToken) {
     await app.register(adminPlane(options.adminToken, adminTokenMatches, [
       environmentsAdminRoutes({ environments, outbox: (envId, to) => outbox.list(envId, to) }),
+      organizationRoleSetsAdminRoutes(organizations),
     ]), { prefix: '/api/admin/v1' });
   }
 

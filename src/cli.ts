@@ -1,6 +1,9 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createEnvironmentsService } from './environments/service.js';
+import { CreateRoleSetBody } from './organizations/schemas.js';
+import { createOrganizationsService } from './organizations/service.js';
+import { Value } from 'typebox/value';
 import { systemCaller } from './platform/caller.js';
 import { systemClock } from './platform/clock.js';
 import { openDatabase, type Database } from './platform/db/database.js';
@@ -17,6 +20,9 @@ const USAGE = `Usage: gatehouse <command>
   keys create ENV_ID                              issue another secret key (JSON with id, secretKey)
   keys revoke KEY_ID                              revoke a secret key; it stops working at once
   outbox ENV_ID [--to EMAIL]                      mail kept in the outbox (no GATEHOUSE_SMTP_URL), newest first
+  role-sets create ENV_ID --name NAME --roles R    an organization role set; R is key:Name,... and must include owner,
+                                                  e.g. 'owner:Owner,billing:Billing,viewer:Viewer' (prints JSON with id)
+  role-sets list ENV_ID                           the environment's role sets (JSON)
   migrate                                         apply pending database migrations
 
 Storage comes from the same variables as the server: DATABASE_URL, else the embedded database in
@@ -25,7 +31,7 @@ server before using the CLI on it, or use the admin API (GATEHOUSE_ADMIN_TOKEN) 
 
 class UsageError extends Error {}
 
-const COMMANDS = new Set(['env create', 'env list', 'env settings', 'keys create', 'keys revoke', 'outbox', 'migrate']);
+const COMMANDS = new Set(['env create', 'env list', 'env settings', 'keys create', 'keys revoke', 'role-sets create', 'role-sets list', 'outbox', 'migrate']);
 
 const print = (value: unknown) => console.log(JSON.stringify(value, null, 2));
 
@@ -50,10 +56,21 @@ function parseJson(text: string | undefined, what: string) {
   try { return JSON.parse(text); } catch { throw new UsageError(`${what} is not valid JSON: ${text}`); }
 }
 
+/** `owner:Owner,billing:Billing` as role definitions; a role without a name is named after its key. */
+function parseRoles(text: string) {
+  return text.split(',').map((entry) => entry.trim()).filter(Boolean).map((entry) => {
+    const [key, ...name] = entry.split(':');
+    return { key: key!.trim(), name: name.join(':').trim() || key!.trim() };
+  });
+}
+
+// Role-set commands never read users.
+const unavailable = (): never => { throw new Error('users are not read by this command'); };
+
 async function run(argv: string[]) {
   const { positionals, values } = parseArgs({
     args: argv, allowPositionals: true, strict: true,
-    options: { name: { type: 'string' }, 'frontend-host': { type: 'string' }, to: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: { name: { type: 'string' }, 'frontend-host': { type: 'string' }, to: { type: 'string' }, roles: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
   });
   const [group, action, ...rest] = positionals;
   if (values.help || !group) return console.log(USAGE);
@@ -81,6 +98,16 @@ async function run(argv: string[]) {
         if (!rest[0]) throw new UsageError('keys revoke needs KEY_ID.');
         await environments.revokeSecretKey(rest[0], systemCaller('cli'));
         return console.error(`Revoked key ${rest[0]}.`);
+      case 'role-sets create': {
+        if (!rest[0] || !values.name || !values.roles) throw new UsageError('role-sets create needs ENV_ID, --name NAME and --roles key:Name,...');
+        const body = { name: values.name, roles: parseRoles(values.roles) };
+        const invalid = [...Value.Errors(CreateRoleSetBody, body)].map((e) => `${e.instancePath} ${e.message}`);
+        if (invalid.length > 0) throw new UsageError(`Invalid role set: ${invalid.join('; ')}.`);
+        return print(await createOrganizationsService({ db, clock: systemClock, environments, users: { get: unavailable } }).createRoleSet(rest[0], body));
+      }
+      case 'role-sets list':
+        if (!rest[0]) throw new UsageError('role-sets list needs ENV_ID.');
+        return print(await createOrganizationsService({ db, clock: systemClock, environments, users: { get: unavailable } }).listRoleSets(rest[0]));
       case 'outbox':
         if (!action) throw new UsageError('outbox needs ENV_ID.');
         await environments.get(action);

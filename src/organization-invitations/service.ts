@@ -3,7 +3,7 @@ import { recordOwnEvent } from '../audit/service.js';
 import type { EnvironmentContext, EnvironmentsService } from '../environments/service.js';
 import { legalConsentRequired } from '../invitations/errors.js';
 import { forbidden, organizationNotFound, alreadyMember, userNotActive } from '../organizations/errors.js';
-import { ADMIN, assertRole, OWNER, roleName } from '../organizations/roles.js';
+import { ADMIN, OWNER } from '../organizations/roles.js';
 import { joinOrganization, type OrganizationsService } from '../organizations/service.js';
 import { userCaller, type Caller, type RequestContext } from '../platform/caller.js';
 import type { Clock } from '../platform/clock.js';
@@ -24,7 +24,7 @@ import type { OrganizationPageQuery } from '../organizations/schemas.js';
 export interface OrganizationInvitationsDeps {
   db: Db; clock: Clock; mailer: Mailer; limiter: RateLimiter;
   environments: Pick<EnvironmentsService, 'record'>;
-  organizations: Pick<OrganizationsService, 'findMembership' | 'get'>;
+  organizations: Pick<OrganizationsService, 'findMembership' | 'get' | 'roleOf'>;
   users: Pick<UsersService, 'get'>;
 }
 
@@ -59,7 +59,7 @@ export function createOrganizationInvitationsService({ db, clock, mailer, limite
      */
     async create(environmentId: string, organizationId: string, inviterId: string, body: CreateOrganizationInvitationBody, by: Caller): Promise<CreatedOrganizationInvitation> {
       const inviter = await asManager(environmentId, organizationId, inviterId);
-      assertRole(body.role);
+      await organizations.roleOf(environmentId, organizationId, body.role);
       if (body.role === OWNER && inviter.role !== OWNER) throw forbidden('Only an owner can invite an owner.');
       const { settings } = await environments.record(environmentId);
       const hit = await limiter.hit(environmentId, 'organization_invitations', { max: settings.invitationRateLimitPerHour, windowSeconds: 3600 });
@@ -116,16 +116,17 @@ export function createOrganizationInvitationsService({ db, clock, mailer, limite
       if (found?.status !== 'PENDING') throw tokenUnusable(found?.status);
       const user = await users.get(environmentId, userId);
       if (!user.emailVerifiedAt || user.email !== found.email) throw emailMismatch();
+      const role = await organizations.roleOf(environmentId, found.organizationId, found.role);
       return inTransaction(db, async (trx) => {
         const now = clock.now();
         const accepted = await createOrganizationInvitationsStore(trx).accept(environmentId, tokenHash, userId, now);
         if (!accepted) throw await unusable(trx, environmentId, tokenHash);
         const by = userCaller(userId, context);
-        const member = await joinOrganization(trx, environmentId, accepted.organizationId, userId, accepted.role, by, now);
+        const member = await joinOrganization(trx, environmentId, accepted.organizationId, userId, role, by, now);
         if (member === 'already_member') throw alreadyMember();
         if (!member) throw userNotActive();
         await record(trx, environmentId, 'organization_invitation.accepted', accepted.organizationId, accepted.id, by, { userId });
-        return { organizationId: member.organizationId, userId, role: member.role, roleName: roleName(member.role), joinedAt: member.joinedAt };
+        return { organizationId: member.organizationId, userId, role: member.role, roleName: member.roleName, joinedAt: member.joinedAt };
       });
     },
 
@@ -140,6 +141,7 @@ export function createOrganizationInvitationsService({ db, clock, mailer, limite
       const found = await store.findByToken(env.id, tokenHash, clock.now());
       if (found?.status !== 'PENDING') throw tokenUnusable(found?.status);
       const passwordHash = await checkedPasswordHash(body.password, env.settings, found.email);
+      const role = await organizations.roleOf(env.id, found.organizationId, found.role);
       return inTransaction(db, async (trx) => {
         const now = clock.now();
         const userId = uuidv7();
@@ -147,7 +149,7 @@ export function createOrganizationInvitationsService({ db, clock, mailer, limite
         if (!accepted) throw await unusable(trx, env.id, tokenHash);
         const user = await insertVerifiedUser(trx, env.id, { id: userId, email: accepted.email, passwordHash, name: body.name ?? null, publicMetadata: {} }, now);
         const by = userCaller(userId, context);
-        await joinOrganization(trx, env.id, accepted.organizationId, userId, accepted.role, by, now);
+        await joinOrganization(trx, env.id, accepted.organizationId, userId, role, by, now);
         const started = await startSession(trx, env.id, userId, env.settings.session, context, now);
         if (!started) throw new Error('a user created in this transaction must be active');
         await record(trx, env.id, 'organization_invitation.accepted', accepted.organizationId, accepted.id, by, { userId });

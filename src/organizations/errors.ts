@@ -9,5 +9,6 @@ export const lastOwner = () =>
 export const forbidden = (detail: string) => new ProblemError(403, 'forbidden', detail);
 export const invalidRole = (role: string, allowed: string[]) =>
   new ProblemError(400, 'invalid_role', `"${role}" is not a role of this organization; the roles are ${allowed.join(', ')}.`, { allowed });
+export const invalidRoleSet = (detail: string) => new ProblemError(400, 'invalid_request', detail, { errors: [{ path: '/body/roles', message: detail }] });
 export const roleSetNotFound = () => new ProblemError(400, 'role_set_not_found', 'No role set with this id in this environment.');
 export const userNotActive = () => new ProblemError(409, 'user_not_active', 'Only an active user can join an organization (this one is banned or deleted).');

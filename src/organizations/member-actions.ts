@@ -33,19 +33,19 @@ export function createMemberActions(organizations: OrganizationsService) {
   return {
     async create(environmentId: string, userId: string, body: ClientCreateOrganizationBody, by: Caller) {
       const organization = await organizations.create(environmentId, { ...body, createdBy: userId }, by);
-      return toClientOrganization(organization, OWNER);
+      return toClientOrganization(organization, (await organizations.findMembership(environmentId, organization.id, userId))!);
     },
     async listMine(environmentId: string, userId: string, page: OrganizationPageQuery) {
       const memberships = await organizations.listForUser(environmentId, userId, page);
-      return { ...memberships, items: memberships.items.map((m) => toClientOrganization(m.organization, m.role)) };
+      return { ...memberships, items: memberships.items.map((m) => toClientOrganization(m.organization, m)) };
     },
     async get(environmentId: string, organizationId: string, userId: string) {
-      const { role } = await membershipOf(environmentId, organizationId, userId);
-      return toClientOrganization(await organizations.get(environmentId, organizationId), role);
+      const membership = await membershipOf(environmentId, organizationId, userId);
+      return toClientOrganization(await organizations.get(environmentId, organizationId), membership);
     },
     async update(environmentId: string, organizationId: string, userId: string, changes: UpdateOrganizationBody, by: Caller) {
-      const { role } = await asRole(environmentId, organizationId, userId, MANAGERS, 'rename an organization');
-      return toClientOrganization(await organizations.update(environmentId, organizationId, changes, by), role);
+      const membership = await asRole(environmentId, organizationId, userId, MANAGERS, 'rename an organization');
+      return toClientOrganization(await organizations.update(environmentId, organizationId, changes, by), membership);
     },
     async delete(environmentId: string, organizationId: string, userId: string, by: Caller) {
       await asRole(environmentId, organizationId, userId, [OWNER], 'delete an organization');

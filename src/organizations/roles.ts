@@ -1,23 +1,29 @@
-import { invalidRole, roleSetNotFound } from './errors.js';
+import { invalidRole, invalidRoleSet } from './errors.js';
 
-/**
- * The default role set (the contract's): every organization uses it until role sets land. `owner` is the
- * role an organization must always have one active holder of.
- */
-export const DEFAULT_ROLES: readonly { key: string; name: string }[] = [
-  { key: 'owner', name: 'Owner' }, { key: 'admin', name: 'Admin' }, { key: 'member', name: 'Member' },
-];
+export interface Role { key: string; name: string }
+export interface RoleSet { id: string | null; name: string; roles: Role[] }
+
 export const OWNER = 'owner';
 export const ADMIN = 'admin';
 
-export const roleName = (role: string) => DEFAULT_ROLES.find((r) => r.key === role)?.name ?? null;
+/** The contract's set, for every organization created without a roleSetId. */
+export const DEFAULT_ROLE_SET: RoleSet = {
+  id: null, name: 'Default', roles: [{ key: OWNER, name: 'Owner' }, { key: ADMIN, name: 'Admin' }, { key: 'member', name: 'Member' }],
+};
 
-/** 400 invalid_role unless the role is in the organization's set. */
-export function assertRole(role: string) {
-  if (!DEFAULT_ROLES.some((r) => r.key === role)) throw invalidRole(role, DEFAULT_ROLES.map((r) => r.key));
+/** The role with its name; 400 invalid_role (naming the set's roles) when the set has no such role. */
+export function roleIn(set: RoleSet, key: string): Role {
+  const role = set.roles.find((r) => r.key === key);
+  if (!role) throw invalidRole(key, set.roles.map((r) => r.key));
+  return role;
 }
 
-/** Only the default set exists so far: any other role set id is unknown. */
-export function assertRoleSet(roleSetId: string | null | undefined) {
-  if (roleSetId) throw roleSetNotFound();
+/**
+ * A new set must hold an `owner` role (every organization keeps one active owner) and distinct keys.
+ * `admin`, when present, may manage members as in the default set.
+ */
+export function assertRoleSet(roles: Role[]) {
+  const keys = roles.map((r) => r.key);
+  if (new Set(keys).size !== keys.length) throw invalidRoleSet('Role keys must be distinct.');
+  if (!keys.includes(OWNER)) throw invalidRoleSet('A role set must have an "owner" role: every organization keeps an active owner.');
 }

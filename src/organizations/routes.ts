@@ -1,11 +1,12 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
+import { Type } from 'typebox';
 import { NoContent, noContent, Page } from '../platform/http/common-schemas.js';
 import { clientCaller, serverCaller, signedIn } from '../platform/http/planes.js';
 import { UserParams } from '../users/schemas.js';
 import type { MemberActions } from './member-actions.js';
 import {
-  AddMemberBody, ChangeRoleBody, ClientCreateOrganizationBody, ClientMember, ClientOrganization, CreateOrganizationBody, ListOrganizationsQuery,
+  AddMemberBody, ChangeRoleBody, CreateRoleSetBody, RoleSet, RoleSetParams, ClientCreateOrganizationBody, ClientMember, ClientOrganization, CreateOrganizationBody, ListOrganizationsQuery,
   MemberParams, MetadataPatchBody, Organization, OrganizationMember, OrganizationPageQuery, OrganizationParams, UpdateOrganizationBody, UserOrganization,
 } from './schemas.js';
 import type { OrganizationsService } from './service.js';
@@ -44,6 +45,19 @@ export function organizationsServerRoutes(organizations: OrganizationsService): 
       async (req, reply) => { await organizations.removeMember(req.environmentId, req.params.organizationId, req.params.userId, serverCaller(req)); return noContent(reply); });
     app.get('/users/:userId/organizations', { schema: { summary: "List a user's organizations with the membership", tags, params: UserParams, querystring: OrganizationPageQuery, response: { 200: Page(UserOrganization) } } },
       (req) => organizations.listForUser(req.environmentId, req.params.userId, req.query));
+  };
+}
+
+/** Admin API: the role sets of an environment, which organizations pick by roleSetId. */
+export function organizationRoleSetsAdminRoutes(organizations: OrganizationsService): FastifyPluginAsync {
+  return async (base) => {
+    const app = base.withTypeProvider<TypeBoxTypeProvider>();
+    const adminTags = ['Admin: role sets'];
+    app.post('/environments/:id/role-sets', {
+      schema: { summary: 'Create an organization role set', description: 'Distinct role keys, one of them `owner`. A set never changes once created.', tags: adminTags, params: RoleSetParams, body: CreateRoleSetBody, response: { 201: RoleSet } },
+    }, async (req, reply) => reply.code(201).send(await organizations.createRoleSet(req.params.id, req.body)));
+    app.get('/environments/:id/role-sets', { schema: { summary: "List an environment's role sets", tags: adminTags, params: RoleSetParams, response: { 200: Type.Object({ items: Type.Array(RoleSet) }) } } },
+      (req) => organizations.listRoleSets(req.params.id));
   };
 }
 

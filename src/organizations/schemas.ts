@@ -41,6 +41,8 @@ export const ClientMember = Type.Object({
 export type ClientMember = Static<typeof ClientMember>;
 
 export const OrganizationParams = Type.Object({ organizationId: Uuid }, { additionalProperties: false });
+/** The environment of the admin API's role-set routes (named `id` as in every /environments/{id} route). */
+export const RoleSetParams = Type.Object({ id: Uuid }, { additionalProperties: false });
 export const MemberParams = Type.Object({ organizationId: Uuid, userId: Uuid }, { additionalProperties: false });
 
 /** Organization lists clamp `limit` to 1..100 (the spec), where invitation search refuses it. */
@@ -79,6 +81,21 @@ export const AddMemberBody = Type.Object({
   userId: Uuid, role: Role, publicMetadata: Type.Optional(JsonObject), privateMetadata: Type.Optional(JsonObject),
 }, { additionalProperties: false });
 export type AddMemberBody = Static<typeof AddMemberBody>;
+
+const RoleDefinition = Type.Object({
+  key: Type.String({ minLength: 1, maxLength: 64, pattern: '^[a-z][a-z0-9_:-]*$', description: 'The role as members carry it: lower-case, e.g. `billing`.' }),
+  name: Type.String({ minLength: 1, maxLength: 100, description: 'Its display name, e.g. "Billing".' }),
+}, { additionalProperties: false });
+
+/** A role set an operator defines; an organization picks one by roleSetId when it is created. */
+export const RoleSet = Type.Object({
+  id: Uuid, name: Type.String(), roles: Type.Array(RoleDefinition), createdAt: DateTime,
+}, { title: 'RoleSet', additionalProperties: false });
+
+export const CreateRoleSetBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 100 }),
+  roles: Type.Array(RoleDefinition, { minItems: 1, maxItems: 50, description: 'Distinct keys; must include `owner`.' }),
+}, { additionalProperties: false });
 
 export const ChangeRoleBody = Type.Object({ role: Role }, { additionalProperties: false });
 export type ChangeRoleBody = Static<typeof ChangeRoleBody>;

@@ -4,23 +4,24 @@ import type { Clock } from '../platform/clock.js';
 import { inTransaction, type Db } from '../platform/db/database.js';
 import type { JsonObject } from '../platform/json.js';
 import { assertMetadataBudget, mergeBags } from '../platform/metadata.js';
+import type { EnvironmentsService } from '../environments/service.js';
 import type { UsersService } from '../users/service.js';
-import { alreadyMember, lastOwner, membershipNotFound, organizationNotFound, slugTaken, userNotActive } from './errors.js';
-import { assertRole, assertRoleSet, OWNER } from './roles.js';
+import { alreadyMember, lastOwner, membershipNotFound, organizationNotFound, roleSetNotFound, slugTaken, userNotActive } from './errors.js';
+import { assertRoleSet, DEFAULT_ROLE_SET, OWNER, roleIn, type Role, type RoleSet } from './roles.js';
 import type { AddMemberBody, CreateOrganizationBody, MetadataPatchBody, Organization, OrganizationPageQuery, UpdateOrganizationBody } from './schemas.js';
 import { createOrganizationsStore, type OrganizationsStore } from './store.js';
 
-export interface OrganizationsDeps { db: Db; clock: Clock; users: Pick<UsersService, 'get'> }
+export interface OrganizationsDeps { db: Db; clock: Clock; users: Pick<UsersService, 'get'>; environments: Pick<EnvironmentsService, 'record'> }
 
 /**
  * Makes an active user a member, in the caller's transaction (an accepted organization invitation):
  * the membership, or 'already_member', or undefined when the user is not active. Records the change.
  */
-export async function joinOrganization(trx: Db, environmentId: string, organizationId: string, userId: string, role: string, by: Caller, now: Date) {
+export async function joinOrganization(trx: Db, environmentId: string, organizationId: string, userId: string, role: Role, by: Caller, now: Date) {
   const member = await createOrganizationsStore(trx).insertMembership(environmentId, organizationId, userId, role, { publicMetadata: {}, privateMetadata: {} }, now);
   if (member && member !== 'already_member') {
     await recordOwnEvent(trx, environmentId, {
-      action: 'organization_membership.created', ...by, metadata: { role },
+      action: 'organization_membership.created', ...by, metadata: { role: role.key },
       targets: [{ type: 'organization', id: organizationId }, { type: 'user', id: userId }],
     }, now);
   }
@@ -33,8 +34,22 @@ const unlessSlugTaken = <T>(result: T | 'slug_taken') => {
 };
 
 /** Organizations and their memberships: the rules both planes share. Role checks of callers live in member-actions.ts. */
-export function createOrganizationsService({ db, clock, users }: OrganizationsDeps) {
+export function createOrganizationsService({ db, clock, users, environments }: OrganizationsDeps) {
   const store = createOrganizationsStore(db);
+  // A role set never changes once created, so a loaded one stays right for ever (bounded by the number of sets).
+  const roleSets = new Map<string, RoleSet>();
+
+  /** The organization's role set: the default for none; 400 role_set_not_found for an id of no set of the environment. */
+  async function roleSetOf(environmentId: string, roleSetId: string | null | undefined): Promise<RoleSet> {
+    if (!roleSetId) return DEFAULT_ROLE_SET;
+    const key = `${environmentId}:${roleSetId}`;
+    const cached = roleSets.get(key);
+    if (cached) return cached;
+    const found = await store.findRoleSet(environmentId, roleSetId);
+    if (!found) throw roleSetNotFound();
+    roleSets.set(key, found);
+    return found;
+  }
 
   async function existing(environmentId: string, organizationId: string) {
     const org = await store.find(environmentId, organizationId);
@@ -78,11 +93,11 @@ export function createOrganizationsService({ db, clock, users }: OrganizationsDe
   }
 
   async function addMember(environmentId: string, organizationId: string, body: AddMemberBody, by: Caller) {
-    assertRole(body.role);
     const bags = { publicMetadata: body.publicMetadata ?? {}, privateMetadata: body.privateMetadata ?? {} };
     assertMetadataBudget(bags.publicMetadata, bags.privateMetadata);
-    const added = await withOrganizationLocked(environmentId, organizationId, async (locked, trx) => {
-      const member = await locked.insertMembership(environmentId, organizationId, body.userId, body.role, bags, clock.now());
+    const added = await withOrganizationLocked(environmentId, organizationId, async (locked, trx, org) => {
+      const role = roleIn(await roleSetOf(environmentId, org.roleSetId), body.role);
+      const member = await locked.insertMembership(environmentId, organizationId, body.userId, role, bags, clock.now());
       if (member === 'already_member') throw alreadyMember();
       if (member) await record(trx, environmentId, 'organization_membership.created', organizationId, by, { role: body.role }, body.userId);
       return member;
@@ -93,7 +108,7 @@ export function createOrganizationsService({ db, clock, users }: OrganizationsDe
   return {
     /** A new organization; with `createdBy`, that user joins as its owner in the same transaction. */
     async create(environmentId: string, body: CreateOrganizationBody, by: Caller): Promise<Organization> {
-      assertRoleSet(body.roleSetId);
+      const owner = roleIn(await roleSetOf(environmentId, body.roleSetId), OWNER);
       const bags = { publicMetadata: body.publicMetadata ?? {}, privateMetadata: body.privateMetadata ?? {} };
       assertMetadataBudget(bags.publicMetadata, bags.privateMetadata);
       if (body.createdBy && (await users.get(environmentId, body.createdBy)).status !== 'active') throw userNotActive();
@@ -102,7 +117,7 @@ export function createOrganizationsService({ db, clock, users }: OrganizationsDe
         const now = clock.now();
         const organization = unlessSlugTaken(await txStore.insert(environmentId, { name: body.name, slug: body.slug ?? null, roleSetId: body.roleSetId ?? null, ...bags }, now));
         // Banned or deleted since the check above: the insert finds no active user, and everything rolls back.
-        if (body.createdBy && !(await txStore.insertMembership(environmentId, organization.id, body.createdBy, OWNER, { publicMetadata: {}, privateMetadata: {} }, now))) throw userNotActive();
+        if (body.createdBy && !(await txStore.insertMembership(environmentId, organization.id, body.createdBy, owner, { publicMetadata: {}, privateMetadata: {} }, now))) throw userNotActive();
         await record(trx, environmentId, 'organization.created', organization.id, by, { createdBy: body.createdBy ?? null });
         return organization;
       });
@@ -141,13 +156,13 @@ export function createOrganizationsService({ db, clock, users }: OrganizationsDe
     findMembership: (environmentId: string, organizationId: string, userId: string) => store.findMembership(environmentId, organizationId, userId),
     addMember,
     /** A new role for a member; taking the owner role from the last active owner is 409 last_owner. */
-    async changeRole(environmentId: string, organizationId: string, userId: string, role: string, by: Caller) {
-      assertRole(role);
-      return withOrganizationLocked(environmentId, organizationId, async (locked, trx) => {
-        const before = await ownerMayGo(locked, environmentId, organizationId, userId, role);
-        if (before.role === role) return before;
+    async changeRole(environmentId: string, organizationId: string, userId: string, roleKey: string, by: Caller) {
+      return withOrganizationLocked(environmentId, organizationId, async (locked, trx, org) => {
+        const role = roleIn(await roleSetOf(environmentId, org.roleSetId), roleKey);
+        const before = await ownerMayGo(locked, environmentId, organizationId, userId, role.key);
+        if (before.role === role.key) return before;
         const updated = (await locked.updateRole(environmentId, organizationId, userId, role, clock.now()))!;
-        await record(trx, environmentId, 'organization_membership.updated', organizationId, by, { role, previousRole: before.role }, userId);
+        await record(trx, environmentId, 'organization_membership.updated', organizationId, by, { role: role.key, previousRole: before.role }, userId);
         return updated;
       });
     },
@@ -166,6 +181,20 @@ export function createOrganizationsService({ db, clock, users }: OrganizationsDe
         const bags = mergeBags({ publicMetadata: member.publicMetadata, privateMetadata: member.privateMetadata }, patch);
         return locked.setMembershipMetadata(environmentId, organizationId, userId, bags, clock.now());
       }),
+    /** The role of the organization's set for a key: 404 for an unknown organization, 400 invalid_role. */
+    async roleOf(environmentId: string, organizationId: string, key: string): Promise<Role> {
+      return roleIn(await roleSetOf(environmentId, (await existing(environmentId, organizationId)).roleSetId), key);
+    },
+    /** An operator's new role set (admin API, CLI): it must hold an `owner` role; it never changes afterwards. */
+    async createRoleSet(environmentId: string, body: { name: string; roles: Role[] }) {
+      await environments.record(environmentId);
+      assertRoleSet(body.roles);
+      return store.insertRoleSet(environmentId, body, clock.now());
+    },
+    async listRoleSets(environmentId: string) {
+      await environments.record(environmentId);
+      return { items: await store.listRoleSets(environmentId) };
+    },
     /** A user's memberships with their organizations; 404 user_not_found for an unknown user. */
     async listForUser(environmentId: string, userId: string, page: OrganizationPageQuery) {
       await users.get(environmentId, userId);

@@ -1,10 +1,10 @@
 import { sql, type Selectable } from 'kysely';
 import { uuidv7 } from 'uuidv7';
 import { containsPattern, isUniqueViolation, jsonb, type Db } from '../platform/db/database.js';
-import type { OrganizationMembershipRow, OrganizationRow } from '../platform/db/tables.js';
+import type { OrganizationMembershipRow, OrganizationRoleSetRow, OrganizationRow } from '../platform/db/tables.js';
 import { toPage } from '../platform/http/pagination.js';
 import type { JsonObject } from '../platform/json.js';
-import { roleName } from './roles.js';
+import type { Role, RoleSet } from './roles.js';
 import type { ClientMember, ClientOrganization, Organization, OrganizationMember, OrganizationPageQuery, UserOrganization } from './schemas.js';
 
 export interface NewOrganization {
@@ -77,10 +77,10 @@ export function createOrganizationsStore(db: Db) {
      * Adds an active user (one statement: the user row is read FOR SHARE, so a ban or delete waits or wins);
      * 'already_member' when the membership exists, undefined when the user is not active.
      */
-    async insertMembership(environmentId: string, organizationId: string, userId: string, role: string, bags: Bags, now: Date) {
+    async insertMembership(environmentId: string, organizationId: string, userId: string, role: Role, bags: Bags, now: Date) {
       const { rows } = await sql<Selectable<OrganizationMembershipRow>>`
-        insert into organization_memberships (environment_id, organization_id, user_id, role, public_metadata, private_metadata, created_at, updated_at)
-        select u.environment_id, ${organizationId}::uuid, u.id, ${role}, ${jsonb(bags.publicMetadata)}::jsonb, ${jsonb(bags.privateMetadata)}::jsonb,
+        insert into organization_memberships (environment_id, organization_id, user_id, role, role_name, public_metadata, private_metadata, created_at, updated_at)
+        select u.environment_id, ${organizationId}::uuid, u.id, ${role.key}, ${role.name}, ${jsonb(bags.publicMetadata)}::jsonb, ${jsonb(bags.privateMetadata)}::jsonb,
                ${now}::timestamptz, ${now}::timestamptz
         from users u where u.environment_id = ${environmentId} and u.id = ${userId} and u.status = 'active'
         for share
@@ -132,13 +132,22 @@ export function createOrganizationsStore(db: Db) {
         },
       })), page.limit, (m) => m.organizationId);
     },
-    updateRole: (environmentId: string, organizationId: string, userId: string, role: string, now: Date) =>
-      memberships(environmentId, organizationId, userId).set({ role, updated_at: now })
+    updateRole: (environmentId: string, organizationId: string, userId: string, role: Role, now: Date) =>
+      memberships(environmentId, organizationId, userId).set({ role: role.key, role_name: role.name, updated_at: now })
         .returningAll().executeTakeFirst().then((row) => row && toMember(row)),
     setMembershipMetadata: (environmentId: string, organizationId: string, userId: string, bags: Bags, now: Date) =>
       memberships(environmentId, organizationId, userId)
         .set({ public_metadata: jsonb(bags.publicMetadata), private_metadata: jsonb(bags.privateMetadata), updated_at: now })
         .returningAll().executeTakeFirstOrThrow().then(toMember),
+    insertRoleSet: (environmentId: string, set: { name: string; roles: Role[] }, now: Date) =>
+      db.insertInto('organization_role_sets').values({ environment_id: environmentId, id: uuidv7(), name: set.name, roles: jsonb(set.roles), created_at: now })
+        .returningAll().executeTakeFirstOrThrow().then(toRoleSet),
+    findRoleSet: (environmentId: string, id: string) =>
+      db.selectFrom('organization_role_sets').selectAll().where('environment_id', '=', environmentId).where('id', '=', id)
+        .executeTakeFirst().then((row) => row && toRoleSet(row)),
+    listRoleSets: (environmentId: string) =>
+      db.selectFrom('organization_role_sets').selectAll().where('environment_id', '=', environmentId).orderBy('id').execute()
+        .then((rows) => rows.map(toRoleSet)),
     deleteMembership: (environmentId: string, organizationId: string, userId: string) =>
       db.deleteFrom('organization_memberships')
         .where('environment_id', '=', environmentId).where('organization_id', '=', organizationId).where('user_id', '=', userId)
@@ -147,7 +156,7 @@ export function createOrganizationsStore(db: Db) {
 
   function clientMembers(environmentId: string, organizationId: string) {
     return liveMemberships(environmentId).where('m.organization_id', '=', organizationId)
-      .select(['m.user_id', 'm.role', 'm.public_metadata', 'm.created_at', 'u.email', 'u.name']);
+      .select(['m.user_id', 'm.role', 'm.role_name', 'm.public_metadata', 'm.created_at', 'u.email', 'u.name']);
   }
 
   function memberships(environmentId: string, organizationId: string, userId: string) {
@@ -157,21 +166,24 @@ export function createOrganizationsStore(db: Db) {
 }
 export type OrganizationsStore = ReturnType<typeof createOrganizationsStore>;
 
+const toRoleSet = (row: Selectable<OrganizationRoleSetRow>): RoleSet & { id: string; createdAt: string } =>
+  ({ id: row.id, name: row.name, roles: row.roles, createdAt: row.created_at.toISOString() });
+
 const toOrganization = (row: Selectable<OrganizationRow>): Organization => ({
   id: row.id, name: row.name, slug: row.slug, roleSetId: row.role_set_id,
   publicMetadata: row.public_metadata, privateMetadata: row.private_metadata, createdAt: row.created_at.toISOString(),
 });
 
 const toMember = (row: Selectable<OrganizationMembershipRow>): OrganizationMember => ({
-  organizationId: row.organization_id, userId: row.user_id, role: row.role, roleName: roleName(row.role),
+  organizationId: row.organization_id, userId: row.user_id, role: row.role, roleName: row.role_name,
   publicMetadata: row.public_metadata, privateMetadata: row.private_metadata, joinedAt: row.created_at.toISOString(),
 });
 
-interface ClientMemberRow { user_id: string; role: string; public_metadata: JsonObject; created_at: Date; email: string | null; name: string | null }
+interface ClientMemberRow { user_id: string; role: string; role_name: string | null; public_metadata: JsonObject; created_at: Date; email: string | null; name: string | null }
 const toClientMember = (r: ClientMemberRow): ClientMember => ({
-  userId: r.user_id, email: r.email, name: r.name, role: r.role, roleName: roleName(r.role), publicMetadata: r.public_metadata, joinedAt: r.created_at.toISOString(),
+  userId: r.user_id, email: r.email, name: r.name, role: r.role, roleName: r.role_name, publicMetadata: r.public_metadata, joinedAt: r.created_at.toISOString(),
 });
 
 /** The client form: the organization as one of its members sees it, with their role. */
-export const toClientOrganization = (org: Organization, role: string): ClientOrganization =>
-  ({ id: org.id, name: org.name, slug: org.slug, role, roleName: roleName(role), createdAt: org.createdAt });
+export const toClientOrganization = (org: Organization, { role, roleName }: Pick<OrganizationMember, 'role' | 'roleName'>): ClientOrganization =>
+  ({ id: org.id, name: org.name, slug: org.slug, role, roleName, createdAt: org.createdAt });

@@ -79,6 +79,21 @@ describe('the gatehouse operator CLI', () => {
     expect(again.stderr).toContain('No secret key with this id.');
   });
 
+  it('creates and lists organization role sets, refusing one without an owner with exit code 64', async () => {
+    const env = JSON.parse((await gatehouse('env', 'create', '--name', 'roles-test')).stdout);
+    const created = await gatehouse('role-sets', 'create', env.id, '--name', 'Billing teams', '--roles', 'owner:Owner, billing:Billing,viewer');
+    expect(created.code).toBe(0);
+    const set = JSON.parse(created.stdout);
+    expect(set).toMatchObject({ name: 'Billing teams', roles: [{ key: 'owner', name: 'Owner' }, { key: 'billing', name: 'Billing' }, { key: 'viewer', name: 'viewer' }] });
+    expect(JSON.parse((await gatehouse('role-sets', 'list', env.id)).stdout)).toEqual({ items: [set] });
+    const refused = await gatehouse('role-sets', 'create', env.id, '--name', 'x', '--roles', 'admin:Admin');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('must have an "owner" role');
+    const malformed = await gatehouse('role-sets', 'create', env.id, '--name', 'x', '--roles', 'Owner:Boss');
+    expect(malformed.code).toBe(64);
+    expect(malformed.stderr).toContain('Invalid role set');
+  });
+
   it('prints usage and exits 64 for an unknown command', async () => {
     const res = await gatehouse('env', 'explode');
     expect(res.code).toBe(64);

@@ -70,8 +70,12 @@ export interface OrganizationRow {
   public_metadata: Json; private_metadata: Json; created_at: Date; updated_at: Date;
 }
 
+export interface OrganizationRoleSetRow {
+  environment_id: string; id: string; name: string; roles: { key: string; name: string }[]; created_at: Date;
+}
+
 export interface OrganizationMembershipRow {
-  environment_id: string; organization_id: string; user_id: string; role: string;
+  environment_id: string; organization_id: string; user_id: string; role: string; role_name: string | null;
   public_metadata: Json; private_metadata: Json; created_at: Date; updated_at: Date;
 }
 
@@ -93,6 +97,7 @@ export interface Tables {
   audit_sequences: AuditSequenceRow;
   audit_events: AuditEventRow;
   audit_idempotency_keys: AuditIdempotencyKeyRow;
+  organization_role_sets: OrganizationRoleSetRow;
   organizations: OrganizationRow;
   organization_memberships: OrganizationMembershipRow;
   organization_invitations: OrganizationInvitationRow;

@@ -1,0 +1,60 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
+import { addMember, createOrganization, expectProblem, MISSING_ID, storedRoles } from './support.js';
+
+const BILLING_SET = { name: 'Billing teams', roles: [{ key: 'owner', name: 'Proprietor' }, { key: 'billing', name: 'Billing' }, { key: 'viewer', name: 'Viewer' }] };
+
+describe('organization role sets', () => {
+  let t: TestApp;
+  beforeAll(async () => { t = await startTestApp(); });
+  afterAll(() => t.close());
+
+  const createSet = (env: TestEnv, body: unknown = BILLING_SET) => t.admin.post(`/environments/${env.id}/role-sets`, body as Record<string, unknown>);
+
+  it('lets the operator create and list role sets through the admin API', async () => {
+    const env = await t.given.environment();
+    const res = await createSet(env);
+    expect(res.statusCode).toBe(201);
+    expect(Object.keys(res.json()).sort()).toEqual(['createdAt', 'id', 'name', 'roles']);
+    expect(res.json()).toMatchObject(BILLING_SET);
+    expect((await t.admin.get(`/environments/${env.id}/role-sets`)).json()).toEqual({ items: [res.json()] });
+    expect((await t.admin.get(`/environments/${(await t.given.environment()).id}/role-sets`)).json()).toEqual({ items: [] });
+  });
+
+  it('refuses a set without an owner role or with repeated keys with 400, and an unknown environment with 404', async () => {
+    const env = await t.given.environment();
+    expectProblem(await createSet(env, { name: 'x', roles: [{ key: 'admin', name: 'Admin' }] }), 400, 'invalid_request');
+    expectProblem(await createSet(env, { name: 'x', roles: [{ key: 'owner', name: 'A' }, { key: 'owner', name: 'B' }] }), 400, 'invalid_request');
+    expectProblem(await createSet(env, { name: 'x', roles: [{ key: 'Owner', name: 'A' }] }), 400, 'invalid_request');
+    expectProblem(await t.admin.post(`/environments/${MISSING_ID}/role-sets`, BILLING_SET), 404, 'resource_not_found');
+    expect((await t.admin.get(`/environments/${env.id}/role-sets`)).json()).toEqual({ items: [] });
+  });
+
+  it("gives an organization created with a roleSetId that set's roles and names, and refuses roles outside it", async () => {
+    const env = await t.given.environment();
+    const set = (await createSet(env)).json();
+    const owner = await t.given.user(env);
+    const org = await createOrganization(t, env, { roleSetId: set.id, createdBy: owner.id });
+    expect(org.roleSetId).toBe(set.id);
+    const billing = await t.given.user(env);
+    expect(await addMember(t, env, org.id, billing.id, 'billing')).toMatchObject({ role: 'billing', roleName: 'Billing' });
+    const refused = expectProblem(await t.server(env).post(`/organizations/${org.id}/members`, { userId: (await t.given.user(env)).id, role: 'admin' }), 400, 'invalid_role');
+    expect(refused.properties.allowed).toEqual(['owner', 'billing', 'viewer']);
+    expectProblem(await t.server(env).patch(`/organizations/${org.id}/members/${billing.id}`, { role: 'member' }), 400, 'invalid_role');
+    const members = (await t.server(env).get(`/organizations/${org.id}/members`)).json().items;
+    expect(members.map((m: { role: string; roleName: string }) => [m.role, m.roleName]).sort()).toEqual([['billing', 'Billing'], ['owner', 'Proprietor']]);
+    const client = t.client(env, { token: (await t.given.session(env, owner)).token });
+    expect((await client.get(`/organizations/${org.id}`)).json()).toMatchObject({ role: 'owner', roleName: 'Proprietor' });
+    expect(await storedRoles(t, env, org.id)).toEqual({ [owner.id]: 'owner', [billing.id]: 'billing' });
+  });
+
+  it("refuses another environment's role set with 400 role_set_not_found, on both planes, creating nothing", async () => {
+    const [env, other] = [await t.given.environment(), await t.given.environment()];
+    const theirs = (await createSet(other)).json();
+    expectProblem(await t.server(env).post('/organizations', { name: 'A', roleSetId: theirs.id }), 400, 'role_set_not_found');
+    const user = await t.given.user(env);
+    const client = t.client(env, { token: (await t.given.session(env, user)).token });
+    expectProblem(await client.post('/organizations', { name: 'A', roleSetId: theirs.id }), 400, 'role_set_not_found');
+    expect((await t.server(env).get('/organizations')).json().items).toEqual([]);
+  });
+});
