@@ -103,14 +103,18 @@ export function createOrganizationsStore(db: Db) {
     /** Members in user id order (creation order: ids are uuid v7), which is also the seek key. */
     async listMembers(environmentId: string, organizationId: string, page: OrganizationPageQuery) {
       let query = liveMemberships(environmentId).selectAll('m').where('m.organization_id', '=', organizationId);
-      if (page.cursor) query = query.where('m.user_id', '>', page.cursor);
+      // The bound on both sides of the join: PostgreSQL does not carry it across, and a plan that walks the
+      // users index would start from the environment's first user on every page.
+      if (page.cursor) query = query.where('m.user_id', '>', page.cursor).where('u.id', '>', page.cursor);
       const rows = await query.orderBy('m.user_id').limit(page.limit + 1).execute();
       return toPage(rows.map(toMember), page.limit, (m) => m.userId);
     },
     /** The same page for the client plane: who each member is, never the membership's private metadata. */
     async listClientMembers(environmentId: string, organizationId: string, page: OrganizationPageQuery) {
       let query = clientMembers(environmentId, organizationId);
-      if (page.cursor) query = query.where('m.user_id', '>', page.cursor);
+      // The bound on both sides of the join: PostgreSQL does not carry it across, and a plan that walks the
+      // users index would start from the environment's first user on every page.
+      if (page.cursor) query = query.where('m.user_id', '>', page.cursor).where('u.id', '>', page.cursor);
       const rows = await query.orderBy('m.user_id').limit(page.limit + 1).execute();
       return toPage(rows.map(toClientMember), page.limit, (m) => m.userId);
     },
