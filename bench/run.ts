@@ -13,6 +13,7 @@ const registry: Record<string, () => Promise<Bench>> = {
   users: () => import('./users.js'),
   audit: () => import('./audit.js'),
   invitations: () => import('./invitations.js'),
+  organizations: () => import('./organizations.js'),
 };
 
 function usage(): string {
