@@ -1,13 +1,10 @@
-import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
 import { PASSWORD } from '../helpers/given.js';
+import { hasChromium, launchChromium } from '../helpers/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--host-resolver-rules=MAP *.localhost 127.0.0.1'];
 
 /**
  * The app's accept page, as a customer would write it: it signs in with the cookie session, then posts the
@@ -23,7 +20,7 @@ const ACCEPT_PAGE = `<!doctype html><title>accept</title><pre id="out">working</
 })();
 </script>`;
 
-describe.skipIf(!existsSync(CHROMIUM))('accepting an organization invitation in a real browser (headless Chromium)', () => {
+describe.skipIf(!hasChromium)('accepting an organization invitation in a real browser (headless Chromium)', () => {
   let t: TestApp;
   let browser: Browser;
   let env: TestEnv;
@@ -36,7 +33,7 @@ describe.skipIf(!existsSync(CHROMIUM))('accepting an organization invitation in 
     frontend = `http://orgs.localhost:${port}`;
     const created = await t.admin.post('/environments', { name: 'orgs', frontendHost: `orgs.localhost:${port}`, settings: { invitationAcceptUrl: `${frontend}/accept` } });
     env = { ...created.json(), name: 'orgs' };
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

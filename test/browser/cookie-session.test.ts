@@ -1,14 +1,10 @@
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
+import { hasChromium, launchChromium } from '../helpers/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-// Flags for a closed network: no background traffic, no first-run work.
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--host-resolver-rules=MAP *.localhost 127.0.0.1'];
 
 /** A tiny static site standing in for a customer's app on another origin. */
 async function startAppSite(): Promise<{ server: Server; port: number }> {
@@ -34,7 +30,7 @@ const browserFetch = (page: Page, url: string, init: { method?: string; body?: u
     }
   }, { url, init });
 
-describe.skipIf(!existsSync(CHROMIUM))('cookie sessions in a real browser (headless Chromium)', () => {
+describe.skipIf(!hasChromium)('cookie sessions in a real browser (headless Chromium)', () => {
   let t: TestApp;
   let browser: Browser;
   let site: { server: Server; port: number };
@@ -52,7 +48,7 @@ describe.skipIf(!existsSync(CHROMIUM))('cookie sessions in a real browser (headl
     frontend = `http://browser.localhost:${port}`;
     await t.server(env).put('/allowed-origins', { origins: [`http://browser.localhost:${site.port}`] });
     user = await t.given.user(env);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

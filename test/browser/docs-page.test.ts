@@ -1,15 +1,12 @@
-import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DOCS_CSP } from '../../src/platform/http/security-headers.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { hasChromium, launchChromium } from '../helpers/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync'];
 
-describe.skipIf(!existsSync(CHROMIUM))('the API reference page in a real browser (headless Chromium)', () => {
+describe.skipIf(!hasChromium)('the API reference page in a real browser (headless Chromium)', () => {
   let t: TestApp;
   let browser: Browser;
   let origin: string;
@@ -18,7 +15,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the API reference page in a real browser
     t = await startTestApp();
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     origin = `http://localhost:${(t.app.server.address() as AddressInfo).port}`;
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
