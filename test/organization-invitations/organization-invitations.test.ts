@@ -95,6 +95,22 @@ describe('organization invitations on the client plane', () => {
     expect((await client.get(`/organizations/${org.id}`)).json()).toMatchObject({ role: 'admin' });
   });
 
+  it('lets a token be accepted once under 20 concurrent accepts, and makes exactly one membership', async () => {
+    const env = await t.given.environment();
+    const { org, owner } = await team(env);
+    const { token } = (await invite(owner, org.id, 'ada@example.com')).json();
+    const ada = await t.given.user(env, { email: 'ada@example.com' });
+    // Sessions one after another: concurrent sign-ins of one account are held to its lockout budget.
+    const clients = [];
+    for (let i = 0; i < 20; i++) clients.push(await signedIn(env, ada));
+    const results = await Promise.all(clients.map((client) => client.post('/organization-invitations/accept', { token })));
+    expect(results.filter((r) => r.statusCode === 200)).toHaveLength(1);
+    for (const r of results.filter((r) => r.statusCode !== 200)) expectProblem(r, 409, 'invitation_already_accepted');
+    const memberships = await t.db.selectFrom('organization_memberships').select('user_id')
+      .where('environment_id', '=', env.id).where('organization_id', '=', org.id).where('user_id', '=', ada.id).execute();
+    expect(memberships).toHaveLength(1);
+  });
+
   it('refuses another email with 403, an unknown token with 404 and an expired one with 410', async () => {
     const env = await t.given.environment();
     const { org, owner } = await team(env);
