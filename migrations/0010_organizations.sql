@@ -21,7 +21,8 @@ CREATE TABLE organizations (
   private_metadata jsonb NOT NULL DEFAULT '{}'::jsonb,
   created_at timestamptz NOT NULL,
   updated_at timestamptz NOT NULL,
-  PRIMARY KEY (environment_id, id)
+  PRIMARY KEY (environment_id, id),
+  FOREIGN KEY (environment_id, role_set_id) REFERENCES organization_role_sets (environment_id, id)
 ) WITH (fillfactor = 90);
 CREATE UNIQUE INDEX organizations_slug_key ON organizations (environment_id, slug) WHERE slug IS NOT NULL;
 -- Name search is a case-insensitive literal substring: a trigram index on the lower-cased name serves it.

@@ -1,12 +1,12 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { NativeQuery, SessionResponse } from '../auth/schemas.js';
-import { OrganizationParams } from '../organizations/schemas.js';
+import { OrganizationPageQuery, OrganizationParams } from '../organizations/schemas.js';
 import { Page } from '../platform/http/common-schemas.js';
 import { clientCaller, requestContext, signedIn } from '../platform/http/planes.js';
 import { sendSession } from '../sessions/cookies.js';
 import {
-  AcceptBody, CreatedOrganizationInvitation, CreateOrganizationInvitationBody, InvitationPageQuery, JoinedMembership, OrganizationInvitation,
+  AcceptBody, CreatedOrganizationInvitation, CreateOrganizationInvitationBody, JoinedMembership, OrganizationInvitation,
   OrganizationInvitationParams, OrganizationInvitationSignUpBody,
 } from './schemas.js';
 import type { OrganizationInvitationsService } from './service.js';
@@ -28,7 +28,7 @@ export function organizationInvitationsClientRoutes(invitations: OrganizationInv
       schema: { summary: 'Invite an email to the organization with a role', description: CREATE, tags, params: OrganizationParams, body: CreateOrganizationInvitationBody, response: { 201: CreatedOrganizationInvitation } },
     }, async (req, reply) => reply.code(201).send(await invitations.create(req.environmentId, req.params.organizationId, signedIn(req).userId, req.body, clientCaller(req))));
     app.get('/organizations/:organizationId/invitations', {
-      schema: { summary: "List the organization's pending invitations (owner or admin)", tags, params: OrganizationParams, querystring: InvitationPageQuery, response: { 200: Page(OrganizationInvitation) } },
+      schema: { summary: "List the organization's pending invitations (owner or admin)", tags, params: OrganizationParams, querystring: OrganizationPageQuery, response: { 200: Page(OrganizationInvitation) } },
     }, (req) => invitations.listPending(req.environmentId, req.params.organizationId, signedIn(req).userId, req.query));
     app.post('/organizations/:organizationId/invitations/:invitationId/revoke', {
       schema: { summary: 'Revoke a pending invitation (owner or admin)', tags, params: OrganizationInvitationParams, response: { 200: OrganizationInvitation } },

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { DateTime, Email, pageQuery, Uuid } from '../platform/http/common-schemas.js';
+import { DateTime, Email, Uuid } from '../platform/http/common-schemas.js';
 import { InvitationStatus } from '../invitations/schemas.js';
 import { Role } from '../organizations/schemas.js';
 
@@ -27,7 +27,6 @@ export type CreateOrganizationInvitationBody = Static<typeof CreateOrganizationI
 
 export const OrganizationInvitationParams = Type.Object({ organizationId: Uuid, invitationId: Uuid }, { additionalProperties: false });
 
-export const InvitationPageQuery = pageQuery({ outOfRange: 'clamp' });
 
 const Token = Type.String({ minLength: 1, maxLength: 200, description: 'The organization invitation token.' });
 export const AcceptBody = Type.Object({ token: Token }, { additionalProperties: false });

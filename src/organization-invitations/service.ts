@@ -4,7 +4,7 @@ import type { EnvironmentContext, EnvironmentsService } from '../environments/se
 import { legalConsentRequired } from '../invitations/errors.js';
 import { forbidden, organizationNotFound, alreadyMember, userNotActive } from '../organizations/errors.js';
 import { ADMIN, OWNER } from '../organizations/roles.js';
-import { joinOrganization, type OrganizationsService } from '../organizations/service.js';
+import { joinOrganization, lockOrganization, type OrganizationsService } from '../organizations/service.js';
 import { userCaller, type Caller, type RequestContext } from '../platform/caller.js';
 import type { Clock } from '../platform/clock.js';
 import { randomToken, sha256 } from '../platform/crypto/tokens.js';
@@ -62,6 +62,8 @@ export function createOrganizationInvitationsService({ db, clock, mailer, limite
       await organizations.roleOf(environmentId, organizationId, body.role);
       if (body.role === OWNER && inviter.role !== OWNER) throw forbidden('Only an owner can invite an owner.');
       const { settings } = await environments.record(environmentId);
+      // Read before the invitation is stored: a mail names the organization, and a deleted one answers 404 before any write.
+      const { name: organizationName } = await organizations.get(environmentId, organizationId);
       const hit = await limiter.hit(environmentId, 'organization_invitations', { max: settings.invitationRateLimitPerHour, windowSeconds: 3600 });
       if (!hit.allowed) throw organizationInvitationRateLimited(hit.retryAfterSeconds);
       const email = normalizeEmail(body.email);
@@ -80,10 +82,7 @@ export function createOrganizationInvitationsService({ db, clock, mailer, limite
         return created;
       });
       const acceptUrl = settings.invitationAcceptUrl;
-      if (acceptUrl) {
-        const { name } = await organizations.get(environmentId, organizationId);
-        await mailer.send(environmentId, organizationInvitationMail(email, name, body.role, acceptLink(acceptUrl, token), new Date(invitation.expiresAt)));
-      }
+      if (acceptUrl) await mailer.send(environmentId, organizationInvitationMail(email, organizationName, body.role, acceptLink(acceptUrl, token), new Date(invitation.expiresAt)));
       const { id, expiresAt } = invitation;
       return { id, organizationId, email, role: body.role, token, expiresAt, emailDelivery: acceptUrl ? 'dispatched' : 'not_configured' };
     },
@@ -119,6 +118,7 @@ export function createOrganizationInvitationsService({ db, clock, mailer, limite
       const role = await organizations.roleOf(environmentId, found.organizationId, found.role);
       return inTransaction(db, async (trx) => {
         const now = clock.now();
+        await lockOrganization(trx, environmentId, found.organizationId);
         const accepted = await createOrganizationInvitationsStore(trx).accept(environmentId, tokenHash, userId, now);
         if (!accepted) throw await unusable(trx, environmentId, tokenHash);
         const by = userCaller(userId, context);
@@ -145,6 +145,7 @@ export function createOrganizationInvitationsService({ db, clock, mailer, limite
       return inTransaction(db, async (trx) => {
         const now = clock.now();
         const userId = uuidv7();
+        await lockOrganization(trx, env.id, found.organizationId);
         const accepted = await createOrganizationInvitationsStore(trx).accept(env.id, tokenHash, userId, now);
         if (!accepted) throw await unusable(trx, env.id, tokenHash);
         const user = await insertVerifiedUser(trx, env.id, { id: userId, email: accepted.email, passwordHash, name: body.name ?? null, publicMetadata: {} }, now);

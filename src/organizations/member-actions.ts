@@ -10,7 +10,8 @@ const MANAGERS = [OWNER, ADMIN];
 /**
  * What a signed-in user may do to organizations on the client plane: the caller's own membership decides.
  * An organization the caller is not a member of is indistinguishable from a missing one (404); a role too
- * low is 403 forbidden; an admin manages members but never owners, and never makes one.
+ * low is 403 forbidden. Changes of memberships and deletion check the caller under the organization lock
+ * (the service's `actorId`), so a concurrent role change cannot slip in between.
  */
 export function createMemberActions(organizations: OrganizationsService) {
   async function membershipOf(environmentId: string, organizationId: string, userId: string) {
@@ -22,12 +23,6 @@ export function createMemberActions(organizations: OrganizationsService) {
     const membership = await membershipOf(environmentId, organizationId, userId);
     if (!roles.includes(membership.role)) throw forbidden(`Only ${roles.join(' or ')} members can ${what}.`);
     return membership;
-  }
-  /** An admin may not act on an owner's membership, nor hand out the owner role. */
-  async function assertMayManage(environmentId: string, organizationId: string, actorRole: string, targetUserId: string, newRole?: string) {
-    if (actorRole === OWNER) return;
-    const target = await organizations.findMembership(environmentId, organizationId, targetUserId);
-    if (target?.role === OWNER || newRole === OWNER) throw forbidden('Only an owner can change or remove an owner, or make a member owner.');
   }
 
   return {
@@ -47,25 +42,18 @@ export function createMemberActions(organizations: OrganizationsService) {
       const membership = await asRole(environmentId, organizationId, userId, MANAGERS, 'rename an organization');
       return toClientOrganization(await organizations.update(environmentId, organizationId, changes, by), membership);
     },
-    async delete(environmentId: string, organizationId: string, userId: string, by: Caller) {
-      await asRole(environmentId, organizationId, userId, [OWNER], 'delete an organization');
-      await organizations.delete(environmentId, organizationId, by);
-    },
+    delete: (environmentId: string, organizationId: string, userId: string, by: Caller) =>
+      organizations.delete(environmentId, organizationId, by, userId),
     async listMembers(environmentId: string, organizationId: string, userId: string, page: OrganizationPageQuery) {
       await membershipOf(environmentId, organizationId, userId);
       return organizations.listClientMembers(environmentId, organizationId, page);
     },
     async changeRole(environmentId: string, organizationId: string, userId: string, memberId: string, { role }: ChangeRoleBody, by: Caller) {
-      const actor = await asRole(environmentId, organizationId, userId, MANAGERS, 'change roles');
-      await assertMayManage(environmentId, organizationId, actor.role, memberId, role);
-      await organizations.changeRole(environmentId, organizationId, memberId, role, by);
+      await organizations.changeRole(environmentId, organizationId, memberId, role, by, userId);
       return (await organizations.findClientMember(environmentId, organizationId, memberId))!;
     },
-    async removeMember(environmentId: string, organizationId: string, userId: string, memberId: string, by: Caller) {
-      const actor = await asRole(environmentId, organizationId, userId, MANAGERS, 'remove members');
-      await assertMayManage(environmentId, organizationId, actor.role, memberId);
-      await organizations.removeMember(environmentId, organizationId, memberId, by);
-    },
+    removeMember: (environmentId: string, organizationId: string, userId: string, memberId: string, by: Caller) =>
+      organizations.removeMember(environmentId, organizationId, memberId, by, userId),
     async leave(environmentId: string, organizationId: string, userId: string, by: Caller) {
       await membershipOf(environmentId, organizationId, userId);
       await organizations.removeMember(environmentId, organizationId, userId, by);

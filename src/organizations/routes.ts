@@ -28,7 +28,7 @@ export function organizationsServerRoutes(organizations: OrganizationsService): 
     app.patch('/organizations/:organizationId', { schema: { summary: "Change an organization's name or slug", tags, params: OrganizationParams, body: UpdateOrganizationBody, response: { 200: Organization } } },
       (req) => organizations.update(req.environmentId, req.params.organizationId, req.body, serverCaller(req)));
     app.patch('/organizations/:organizationId/metadata', { schema: { summary: "Deep-merge an organization's metadata", tags, params: OrganizationParams, body: MetadataPatchBody, response: { 200: Organization } } },
-      (req) => organizations.mergeMetadata(req.environmentId, req.params.organizationId, req.body));
+      (req) => organizations.mergeMetadata(req.environmentId, req.params.organizationId, req.body, serverCaller(req)));
     app.delete('/organizations/:organizationId', { schema: { summary: 'Delete an organization and its memberships', tags, params: OrganizationParams, response: { 204: NoContent } } },
       async (req, reply) => { await organizations.delete(req.environmentId, req.params.organizationId, serverCaller(req)); return noContent(reply); });
 
@@ -40,7 +40,7 @@ export function organizationsServerRoutes(organizations: OrganizationsService): 
     app.patch('/organizations/:organizationId/members/:userId', { schema: { summary: "Change a member's role", description: LAST_OWNER, tags, params: MemberParams, body: ChangeRoleBody, response: { 200: OrganizationMember } } },
       (req) => organizations.changeRole(req.environmentId, req.params.organizationId, req.params.userId, req.body.role, serverCaller(req)));
     app.patch('/organizations/:organizationId/members/:userId/metadata', { schema: { summary: "Deep-merge a membership's metadata", tags, params: MemberParams, body: MetadataPatchBody, response: { 200: OrganizationMember } } },
-      (req) => organizations.mergeMembershipMetadata(req.environmentId, req.params.organizationId, req.params.userId, req.body));
+      (req) => organizations.mergeMembershipMetadata(req.environmentId, req.params.organizationId, req.params.userId, req.body, serverCaller(req)));
     app.delete('/organizations/:organizationId/members/:userId', { schema: { summary: 'Remove a member', description: LAST_OWNER, tags, params: MemberParams, response: { 204: NoContent } } },
       async (req, reply) => { await organizations.removeMember(req.environmentId, req.params.organizationId, req.params.userId, serverCaller(req)); return noContent(reply); });
     app.get('/users/:userId/organizations', { schema: { summary: "List a user's organizations with the membership", tags, params: UserParams, querystring: OrganizationPageQuery, response: { 200: Page(UserOrganization) } } },

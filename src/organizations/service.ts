@@ -6,15 +6,26 @@ import type { JsonObject } from '../platform/json.js';
 import { assertMetadataBudget, mergeBags } from '../platform/metadata.js';
 import type { EnvironmentsService } from '../environments/service.js';
 import type { UsersService } from '../users/service.js';
-import { alreadyMember, lastOwner, membershipNotFound, organizationNotFound, roleSetNotFound, slugTaken, userNotActive } from './errors.js';
-import { assertRoleSet, DEFAULT_ROLE_SET, OWNER, roleIn, type Role, type RoleSet } from './roles.js';
+import { userDeleted } from '../users/errors.js';
+import { alreadyMember, forbidden, lastOwner, membershipNotFound, organizationNotFound, roleSetNotFound, slugTaken, userNotActive } from './errors.js';
+import { ADMIN, assertRoleSet, DEFAULT_ROLE_SET, OWNER, roleIn, type Role, type RoleSet } from './roles.js';
 import type { AddMemberBody, CreateOrganizationBody, MetadataPatchBody, Organization, OrganizationPageQuery, UpdateOrganizationBody } from './schemas.js';
 import { createOrganizationsStore, type OrganizationsStore } from './store.js';
 
 export interface OrganizationsDeps { db: Db; clock: Clock; users: Pick<UsersService, 'get'>; environments: Pick<EnvironmentsService, 'record'> }
 
 /**
- * Makes an active user a member, in the caller's transaction (an accepted organization invitation):
+ * Locks the organization in the caller's transaction, as every change of its memberships does first (so
+ * they run one at a time, and no deletion of the organization interleaves); 404 when it is gone.
+ */
+export async function lockOrganization(trx: Db, environmentId: string, organizationId: string) {
+  const org = await createOrganizationsStore(trx).lock(environmentId, organizationId);
+  if (!org) throw organizationNotFound();
+  return org;
+}
+
+/**
+ * Makes an active user a member, in the caller's transaction, after lockOrganization (an accepted organization invitation):
  * the membership, or 'already_member', or undefined when the user is not active. Records the change.
  */
 export async function joinOrganization(trx: Db, environmentId: string, organizationId: string, userId: string, role: Role, by: Caller, now: Date) {
@@ -28,6 +39,13 @@ export async function joinOrganization(trx: Db, environmentId: string, organizat
   return member;
 }
 
+/** Who acts on the client plane, and what the act needs: managing members, or owning the organization. */
+interface ActorCheck { userId: string; need: 'manage' | 'owner'; target?: string; newRole?: string }
+
+/** Per bag a patch names, its top-level keys (never the values): what a metadata change records. */
+const keysNamed = (patch: MetadataPatchBody) =>
+  Object.fromEntries(Object.entries(patch).filter(([, bag]) => bag).map(([name, bag]) => [name, Object.keys(bag!).sort()]));
+
 const unlessSlugTaken = <T>(result: T | 'slug_taken') => {
   if (result === 'slug_taken') throw slugTaken();
   return result;
@@ -40,12 +58,12 @@ export function createOrganizationsService({ db, clock, users, environments }: O
   const roleSets = new Map<string, RoleSet>();
 
   /** The organization's role set: the default for none; 400 role_set_not_found for an id of no set of the environment. */
-  async function roleSetOf(environmentId: string, roleSetId: string | null | undefined): Promise<RoleSet> {
+  async function roleSetOf(reader: OrganizationsStore, environmentId: string, roleSetId: string | null | undefined): Promise<RoleSet> {
     if (!roleSetId) return DEFAULT_ROLE_SET;
     const key = `${environmentId}:${roleSetId}`;
     const cached = roleSets.get(key);
     if (cached) return cached;
-    const found = await store.findRoleSet(environmentId, roleSetId);
+    const found = await reader.findRoleSet(environmentId, roleSetId);
     if (!found) throw roleSetNotFound();
     roleSets.set(key, found);
     return found;
@@ -70,33 +88,50 @@ export function createOrganizationsService({ db, clock, users, environments }: O
    */
   function withOrganizationLocked<T>(environmentId: string, organizationId: string, change: (store: OrganizationsStore, trx: Db, org: Organization) => Promise<T>) {
     return inTransaction(db, async (trx) => {
-      const locked = createOrganizationsStore(trx);
-      const org = await locked.lock(environmentId, organizationId);
-      if (!org) throw organizationNotFound();
-      return change(locked, trx, org);
+      const org = await lockOrganization(trx, environmentId, organizationId);
+      return change(createOrganizationsStore(trx), trx, org);
     });
+  }
+
+  /**
+   * A signed-in member's right to act, checked under the organization lock so a concurrent role change
+   * cannot slip between the check and the act: a non-member gets 404, a plain member 403, and an admin may
+   * neither touch an owner's membership nor make anyone owner; deleting takes an owner.
+   */
+  async function authorize(locked: OrganizationsStore, environmentId: string, organizationId: string, actor: ActorCheck) {
+    const membership = await locked.findMembership(environmentId, organizationId, actor.userId);
+    if (!membership) throw organizationNotFound();
+    const allowed = actor.need === 'owner' ? [OWNER] : [OWNER, ADMIN];
+    if (!allowed.includes(membership.role)) throw forbidden(`Only ${allowed.join(' or ')} members can ${actor.need === 'owner' ? 'delete an organization' : 'manage members'}.`);
+    if (membership.role === OWNER || !actor.target) return;
+    const target = await locked.findAnyMembership(environmentId, organizationId, actor.target);
+    if (target?.role === OWNER || actor.newRole === OWNER) throw forbidden('Only an owner can change or remove an owner, or make a member owner.');
   }
 
   /** The membership, for a change that may take an owner away: 409 last_owner when no other active owner is left. */
   async function ownerMayGo(locked: OrganizationsStore, environmentId: string, organizationId: string, userId: string, newRole?: string) {
-    const membership = await locked.findMembership(environmentId, organizationId, userId);
+    const membership = await locked.findAnyMembership(environmentId, organizationId, userId);
     if (!membership) throw membershipNotFound();
     const losesOwner = membership.role === OWNER && newRole !== OWNER;
     if (losesOwner && (await locked.countOtherOwners(environmentId, organizationId, userId)) === 0) throw lastOwner();
     return membership;
   }
 
-  /** Why a user cannot join: missing (404), or banned or deleted (409). */
+  /** Why a user cannot join: missing (404), deleted (403 user_deleted) or banned (409 user_not_active); undefined when active. */
+  async function whyNotJoinable(environmentId: string, userId: string) {
+    const { status } = await users.get(environmentId, userId);
+    if (status === 'deleted') return userDeleted();
+    return status === 'banned' ? userNotActive() : undefined;
+  }
   async function explainNoMembership(environmentId: string, userId: string): Promise<never> {
-    await users.get(environmentId, userId);
-    throw userNotActive();
+    throw (await whyNotJoinable(environmentId, userId)) ?? userNotActive();
   }
 
   async function addMember(environmentId: string, organizationId: string, body: AddMemberBody, by: Caller) {
     const bags = { publicMetadata: body.publicMetadata ?? {}, privateMetadata: body.privateMetadata ?? {} };
     assertMetadataBudget(bags.publicMetadata, bags.privateMetadata);
     const added = await withOrganizationLocked(environmentId, organizationId, async (locked, trx, org) => {
-      const role = roleIn(await roleSetOf(environmentId, org.roleSetId), body.role);
+      const role = roleIn(await roleSetOf(locked, environmentId, org.roleSetId), body.role);
       const member = await locked.insertMembership(environmentId, organizationId, body.userId, role, bags, clock.now());
       if (member === 'already_member') throw alreadyMember();
       if (member) await record(trx, environmentId, 'organization_membership.created', organizationId, by, { role: body.role }, body.userId);
@@ -108,10 +143,11 @@ export function createOrganizationsService({ db, clock, users, environments }: O
   return {
     /** A new organization; with `createdBy`, that user joins as its owner in the same transaction. */
     async create(environmentId: string, body: CreateOrganizationBody, by: Caller): Promise<Organization> {
-      const owner = roleIn(await roleSetOf(environmentId, body.roleSetId), OWNER);
+      const owner = roleIn(await roleSetOf(store, environmentId, body.roleSetId), OWNER);
       const bags = { publicMetadata: body.publicMetadata ?? {}, privateMetadata: body.privateMetadata ?? {} };
       assertMetadataBudget(bags.publicMetadata, bags.privateMetadata);
-      if (body.createdBy && (await users.get(environmentId, body.createdBy)).status !== 'active') throw userNotActive();
+      const refusal = body.createdBy && (await whyNotJoinable(environmentId, body.createdBy));
+      if (refusal) throw refusal;
       return inTransaction(db, async (trx) => {
         const txStore = createOrganizationsStore(trx);
         const now = clock.now();
@@ -119,6 +155,7 @@ export function createOrganizationsService({ db, clock, users, environments }: O
         // Banned or deleted since the check above: the insert finds no active user, and everything rolls back.
         if (body.createdBy && !(await txStore.insertMembership(environmentId, organization.id, body.createdBy, owner, { publicMetadata: {}, privateMetadata: {} }, now))) throw userNotActive();
         await record(trx, environmentId, 'organization.created', organization.id, by, { createdBy: body.createdBy ?? null });
+        if (body.createdBy) await record(trx, environmentId, 'organization_membership.created', organization.id, by, { role: OWNER }, body.createdBy);
         return organization;
       });
     },
@@ -133,14 +170,17 @@ export function createOrganizationsService({ db, clock, users, environments }: O
       });
     },
     /** Deep-merges the given bags into the locked row; both bags together must fit the 8 KB budget. */
-    mergeMetadata: (environmentId: string, organizationId: string, patch: MetadataPatchBody) =>
-      withOrganizationLocked(environmentId, organizationId, async (locked, _trx, { publicMetadata, privateMetadata }) => {
-        return locked.setMetadata(environmentId, organizationId, mergeBags({ publicMetadata, privateMetadata }, patch), clock.now());
+    mergeMetadata: (environmentId: string, organizationId: string, patch: MetadataPatchBody, by: Caller) =>
+      withOrganizationLocked(environmentId, organizationId, async (locked, trx, { publicMetadata, privateMetadata }) => {
+        const updated = await locked.setMetadata(environmentId, organizationId, mergeBags({ publicMetadata, privateMetadata }, patch), clock.now());
+        await record(trx, environmentId, 'organization.metadata_updated', organizationId, by, { changedKeys: keysNamed(patch) });
+        return updated;
       }),
-    /** Deletes the organization and every membership of it. */
-    async delete(environmentId: string, organizationId: string, by: Caller) {
-      await inTransaction(db, async (trx) => {
-        const deleted = await createOrganizationsStore(trx).delete(environmentId, organizationId);
+    /** Deletes the organization and every membership of it; for a signed-in `actor`, only an owner may. */
+    async delete(environmentId: string, organizationId: string, by: Caller, actorId?: string) {
+      await withOrganizationLocked(environmentId, organizationId, async (locked, trx) => {
+        if (actorId) await authorize(locked, environmentId, organizationId, { userId: actorId, need: 'owner' });
+        const deleted = await locked.delete(environmentId, organizationId);
         if (!deleted) throw organizationNotFound();
         await record(trx, environmentId, 'organization.deleted', organizationId, by, { name: deleted.name });
       });
@@ -156,9 +196,10 @@ export function createOrganizationsService({ db, clock, users, environments }: O
     findMembership: (environmentId: string, organizationId: string, userId: string) => store.findMembership(environmentId, organizationId, userId),
     addMember,
     /** A new role for a member; taking the owner role from the last active owner is 409 last_owner. */
-    async changeRole(environmentId: string, organizationId: string, userId: string, roleKey: string, by: Caller) {
+    async changeRole(environmentId: string, organizationId: string, userId: string, roleKey: string, by: Caller, actorId?: string) {
       return withOrganizationLocked(environmentId, organizationId, async (locked, trx, org) => {
-        const role = roleIn(await roleSetOf(environmentId, org.roleSetId), roleKey);
+        if (actorId) await authorize(locked, environmentId, organizationId, { userId: actorId, need: 'manage', target: userId, newRole: roleKey });
+        const role = roleIn(await roleSetOf(locked, environmentId, org.roleSetId), roleKey);
         const before = await ownerMayGo(locked, environmentId, organizationId, userId, role.key);
         if (before.role === role.key) return before;
         const updated = (await locked.updateRole(environmentId, organizationId, userId, role, clock.now()))!;
@@ -167,23 +208,26 @@ export function createOrganizationsService({ db, clock, users, environments }: O
       });
     },
     /** Removes a member (leaving too); removing the last active owner is 409 last_owner. */
-    async removeMember(environmentId: string, organizationId: string, userId: string, by: Caller) {
+    async removeMember(environmentId: string, organizationId: string, userId: string, by: Caller, actorId?: string) {
       await withOrganizationLocked(environmentId, organizationId, async (locked, trx) => {
+        if (actorId) await authorize(locked, environmentId, organizationId, { userId: actorId, need: 'manage', target: userId });
         const removed = await ownerMayGo(locked, environmentId, organizationId, userId);
         await locked.deleteMembership(environmentId, organizationId, userId);
         await record(trx, environmentId, 'organization_membership.deleted', organizationId, by, { role: removed.role }, userId);
       });
     },
-    mergeMembershipMetadata: (environmentId: string, organizationId: string, userId: string, patch: MetadataPatchBody) =>
-      withOrganizationLocked(environmentId, organizationId, async (locked) => {
-        const member = await locked.findMembership(environmentId, organizationId, userId);
+    mergeMembershipMetadata: (environmentId: string, organizationId: string, userId: string, patch: MetadataPatchBody, by: Caller) =>
+      withOrganizationLocked(environmentId, organizationId, async (locked, trx) => {
+        const member = await locked.findAnyMembership(environmentId, organizationId, userId);
         if (!member) throw membershipNotFound();
         const bags = mergeBags({ publicMetadata: member.publicMetadata, privateMetadata: member.privateMetadata }, patch);
-        return locked.setMembershipMetadata(environmentId, organizationId, userId, bags, clock.now());
+        const updated = await locked.setMembershipMetadata(environmentId, organizationId, userId, bags, clock.now());
+        await record(trx, environmentId, 'organization_membership.metadata_updated', organizationId, by, { changedKeys: keysNamed(patch) }, userId);
+        return updated;
       }),
     /** The role of the organization's set for a key: 404 for an unknown organization, 400 invalid_role. */
     async roleOf(environmentId: string, organizationId: string, key: string): Promise<Role> {
-      return roleIn(await roleSetOf(environmentId, (await existing(environmentId, organizationId)).roleSetId), key);
+      return roleIn(await roleSetOf(store, environmentId, (await existing(environmentId, organizationId)).roleSetId), key);
     },
     /** An operator's new role set (admin API, CLI): it must hold an `owner` role; it never changes afterwards. */
     async createRoleSet(environmentId: string, body: { name: string; roles: Role[] }) {

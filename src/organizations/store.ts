@@ -91,6 +91,11 @@ export function createOrganizationsStore(db: Db) {
         .where('environment_id', '=', environmentId).where('organization_id', '=', organizationId).where('user_id', '=', userId).executeTakeFirst();
       return existing ? 'already_member' as const : undefined;
     },
+    /** The membership whatever its user's status (management of a banned or deleted user's membership). */
+    findAnyMembership: (environmentId: string, organizationId: string, userId: string) =>
+      db.selectFrom('organization_memberships').selectAll()
+        .where('environment_id', '=', environmentId).where('organization_id', '=', organizationId).where('user_id', '=', userId)
+        .executeTakeFirst().then((row) => row && toMember(row)),
     /** The membership of an active user; undefined otherwise. */
     findMembership: (environmentId: string, organizationId: string, userId: string) =>
       liveMemberships(environmentId).selectAll('m').where('m.organization_id', '=', organizationId).where('m.user_id', '=', userId)

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createOrganizationsService } from '../../src/organizations/service.js';
+import { systemCaller } from '../../src/platform/caller.js';
 import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
 import { addMember, createOrganization, expectProblem, MISSING_ID, storedRoles } from './support.js';
 
@@ -56,5 +58,23 @@ describe('organization role sets', () => {
     const client = t.client(env, { token: (await t.given.session(env, user)).token });
     expectProblem(await client.post('/organizations', { name: 'A', roleSetId: theirs.id }), 400, 'role_set_not_found');
     expect((await t.server(env).get('/organizations')).json().items).toEqual([]);
+  });
+});
+
+describe('organization role sets read inside a membership change', () => {
+  it('loads a role set not yet cached within the change, on the embedded database too (one connection)', async () => {
+    const t = await startTestApp();
+    try {
+      const env = await t.given.environment();
+      const set = (await t.admin.post(`/environments/${env.id}/role-sets`, BILLING_SET)).json();
+      const org = await createOrganization(t, env, { roleSetId: set.id });
+      const user = await t.given.user(env);
+      // A service with an empty cache, as another process or a restart would have.
+      const fresh = createOrganizationsService({ db: t.db, clock: t.clock, users: { get: async () => ({}) as never }, environments: { record: async () => ({}) as never } });
+      const member = await fresh.addMember(env.id, org.id, { userId: user.id, role: 'viewer' }, systemCaller('cli'));
+      expect(member).toMatchObject({ role: 'viewer', roleName: 'Viewer' });
+    } finally {
+      await t.close();
+    }
   });
 });

@@ -82,6 +82,17 @@ describe('organization members on the Server API', () => {
     expect(Object.values(await storedRoles(t, env, org.id)).sort()).toEqual(['member', 'owner']);
   });
 
+  it("still lets the operator manage a banned member's membership: change its metadata and remove it", async () => {
+    const env = await t.given.environment();
+    const { org, owner } = await orgWithOwner(env);
+    const user = await t.given.user(env);
+    await addMember(t, env, org.id, user.id);
+    await t.server(env).post(`/users/${user.id}/ban`);
+    expect((await t.server(env).patch(`/organizations/${org.id}/members/${user.id}/metadata`, { publicMetadata: { left: true } })).statusCode).toBe(200);
+    expect((await t.server(env).delete(`/organizations/${org.id}/members/${user.id}`)).statusCode).toBe(204);
+    expect(await storedRoles(t, env, org.id)).toEqual({ [owner.id]: 'owner' });
+  });
+
   it('deep-merges membership metadata and removes a member; both answer 404 for a non-member', async () => {
     const env = await t.given.environment();
     const { org } = await orgWithOwner(env);

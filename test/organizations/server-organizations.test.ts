@@ -38,12 +38,14 @@ describe('organizations on the Server API', () => {
       expect((await t.server(env).get('/organizations')).json().items).toEqual([]);
     });
 
-    it('refuses createdBy of another environment with 404 user_not_found and of a banned user with 409 user_not_active, creating nothing', async () => {
+    it('refuses createdBy of another environment with 404 user_not_found, a deleted user with 403 user_deleted and a banned one with 409 user_not_active, creating nothing', async () => {
       const [env, other] = [await t.given.environment(), await t.given.environment()];
       const stranger = await t.given.user(other);
-      const banned = await t.given.user(env);
+      const [banned, deleted] = [await t.given.user(env), await t.given.user(env)];
       await t.server(env).post(`/users/${banned.id}/ban`);
+      await t.server(env).delete(`/users/${deleted.id}`);
       expectProblem(await t.server(env).post('/organizations', { name: 'A', createdBy: stranger.id }), 404, 'user_not_found');
+      expectProblem(await t.server(env).post('/organizations', { name: 'A', createdBy: deleted.id }), 403, 'user_deleted');
       expectProblem(await t.server(env).post('/organizations', { name: 'A', createdBy: banned.id }), 409, 'user_not_active');
       expect((await t.server(env).get('/organizations')).json().items).toEqual([]);
     });
@@ -117,16 +119,21 @@ describe('organizations on the Server API', () => {
       expectProblem(await t.server(env).delete(`/organizations/${org.id}`), 404, 'organization_not_found');
     });
 
-    it('records creation, changes and deletion in the audit trail', async () => {
+    it('records creation (with the creator joining as owner), changes, metadata merges and deletion in the audit trail', async () => {
       const env = await t.given.environment();
       const user = await t.given.user(env);
       const org = await createOrganization(t, env, { createdBy: user.id });
       await t.server(env).patch(`/organizations/${org.id}`, { name: 'Renamed' });
+      await t.server(env).patch(`/organizations/${org.id}/metadata`, { privateMetadata: { crm: 'SECRET-VALUE' } });
+      await t.server(env).patch(`/organizations/${org.id}/members/${user.id}/metadata`, { publicMetadata: { title: 'CEO' } });
       await t.server(env).delete(`/organizations/${org.id}`);
       const events = (await t.server(env).get(`/audit-events?targetType=organization&targetId=${org.id}`)).json().items;
       expect(events.map((e: { action: string; metadata: unknown }) => [e.action, e.metadata])).toEqual([
-        ['organization.created', { createdBy: user.id }], ['organization.updated', { changedFields: ['name'] }], ['organization.deleted', { name: 'Renamed' }],
+        ['organization.created', { createdBy: user.id }], ['organization_membership.created', { role: 'owner' }],
+        ['organization.updated', { changedFields: ['name'] }], ['organization.metadata_updated', { changedKeys: { privateMetadata: ['crm'] } }],
+        ['organization_membership.metadata_updated', { changedKeys: { publicMetadata: ['title'] } }], ['organization.deleted', { name: 'Renamed' }],
       ]);
+      expect(JSON.stringify(events)).not.toContain('SECRET-VALUE');
     });
   });
 });
