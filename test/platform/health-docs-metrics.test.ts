@@ -152,6 +152,8 @@ describe('GET /openapi.json', () => {
     'POST /api/server/v1/invitations/{invitationId}/revoke',
     'POST /api/server/v1/invitations/{invitationId}/resend',
     'POST /_svc/auth/sign-out',
+    'POST /_svc/organizations/{organizationId}/leave',
+    'POST /_svc/organizations/{organizationId}/invitations/{invitationId}/revoke',
   ]);
 
   it('is OpenAPI 3.1', () => {
