@@ -3,11 +3,11 @@
  * call, its EXPLAIN (ANALYZE, BUFFERS) plan and a one-line summary of it, and a census of the plan shapes
  * over rotated filter values (the plan changes with the values).
  */
-import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, type CompiledQuery } from 'kysely';
+import type { CompiledQuery } from 'kysely';
 import type pg from 'pg';
 import type { InvitationFilter } from '../../src/invitations/schemas.js';
 import { createInvitationsStore } from '../../src/invitations/store.js';
-import type { Tables } from '../../src/platform/db/tables.js';
+import { compileStoreCall } from './compile-sql.js';
 import { percentile } from './timed-load.js';
 
 export interface Explained {
@@ -32,26 +32,9 @@ export interface Census {
   shapes: { shape: string; count: number; p50Ms: number; p95Ms: number; slowest: CensusShape['slowest'] }[];
 }
 
-/** The SQL (and parameters) src/invitations/store.ts sends for this list call, compiled by Kysely without a database. */
-export async function compileList(environmentId: string, filter: InvitationFilter, limit: number, cursor: string | undefined, now: Date): Promise<CompiledQuery> {
-  let captured: CompiledQuery | undefined;
-  const db = new Kysely<Tables>({
-    dialect: {
-      createAdapter: () => new PostgresAdapter(),
-      createDriver: () => new DummyDriver(),
-      createIntrospector: (k) => new PostgresIntrospector(k),
-      createQueryCompiler: () => new PostgresQueryCompiler(),
-    },
-    log: (event) => { captured = event.query; },
-  });
-  try {
-    await createInvitationsStore(db).list(environmentId, filter, { limit, cursor }, now);
-  } finally {
-    await db.destroy();
-  }
-  if (!captured) throw new Error('the store ran no query');
-  return captured;
-}
+/** The SQL (and parameters) src/invitations/store.ts sends for this list call. */
+export const compileList = (environmentId: string, filter: InvitationFilter, limit: number, cursor: string | undefined, now: Date): Promise<CompiledQuery> =>
+  compileStoreCall(createInvitationsStore, (store) => store.list(environmentId, filter, { limit, cursor }, now));
 
 /** "Limit → Index Scan using invitations_pkey on invitations (Filter)" from an EXPLAIN text. */
 export function summarize(plan: string): string {

@@ -3,34 +3,16 @@
  * name-filtered list and the members page, their EXPLAIN (ANALYZE, BUFFERS) plans, and a census of the plan
  * shapes over rotated names (the plan can change with the value).
  */
-import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, type CompiledQuery } from 'kysely';
+import type { CompiledQuery } from 'kysely';
 import type pg from 'pg';
 import { createOrganizationsStore } from '../../src/organizations/store.js';
-import type { Tables } from '../../src/platform/db/tables.js';
+import { compileStoreCall } from './compile-sql.js';
 import { percentile } from './timed-load.js';
 
 export type StoreCall = (store: ReturnType<typeof createOrganizationsStore>) => Promise<unknown>;
 
-/** The SQL (and parameters) the store sends for this call, compiled by Kysely without a database. */
-export async function compile(call: StoreCall): Promise<CompiledQuery> {
-  let captured: CompiledQuery | undefined;
-  const db = new Kysely<Tables>({
-    dialect: {
-      createAdapter: () => new PostgresAdapter(),
-      createDriver: () => new DummyDriver(),
-      createIntrospector: (k) => new PostgresIntrospector(k),
-      createQueryCompiler: () => new PostgresQueryCompiler(),
-    },
-    log: (event) => { captured = event.query; },
-  });
-  try {
-    await call(createOrganizationsStore(db));
-  } finally {
-    await db.destroy();
-  }
-  if (!captured) throw new Error('the store ran no query');
-  return captured;
-}
+/** The SQL (and parameters) src/organizations/store.ts sends for this call. */
+export const compile = (call: StoreCall): Promise<CompiledQuery> => compileStoreCall(createOrganizationsStore, call);
 
 export const listCall = (environmentId: string, name: string | undefined, limit: number, cursor?: string): StoreCall =>
   (store) => store.list(environmentId, name === undefined ? {} : { name }, { limit, cursor });
