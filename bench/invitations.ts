@@ -18,6 +18,7 @@ import { machineInfo, machineLine, writeResults } from './lib/report.js';
 import { COMPANIES, PLANS, TEAMS, seedInvitations, type SeededInvitations } from './lib/seed-invitations.js';
 import { startServer, type RunningServer } from './lib/server.js';
 import { percentile, runTimedLoad, type TimedLoadResult } from './lib/timed-load.js';
+import { medianOfRounds, type Latency } from './lib/latency.js';
 
 export const description = 'Invitation search over 1M rows: metadata containment, email substring, status, page 1 vs a deep cursor page, with EXPLAIN plans';
 
@@ -75,7 +76,7 @@ interface Scenario {
 
 interface Measured {
   scenario: string;
-  latency: TimedLoadResult & { serverCpuMsPerRequest: number | null; postgresCpuMsPerRequest: number | null };
+  latency: Latency;
   throughput: TimedLoadResult | null;
   /** Page 1 and the deep page: every round; `latency` is their median, figure by figure. */
   rounds?: Measured['latency'][];
@@ -83,27 +84,6 @@ interface Measured {
 
 const PAIR_ROUNDS = 3;
 
-/** Figure by figure median of several rounds of the same latency load. */
-function medianOfRounds(rounds: Measured['latency'][]): Measured['latency'] {
-  const med = (values: number[]) => {
-    const sorted = [...values].sort((a, b) => a - b);
-    const mid = Math.floor(sorted.length / 2);
-    return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-  };
-  const medOrNull = (values: (number | null)[]) => (values.some((v) => v === null) ? null : med(values as number[]));
-  const sum = (f: (r: Measured['latency']) => number) => rounds.reduce((a, r) => a + f(r), 0);
-  const statuses: Record<string, number> = {};
-  for (const r of rounds) for (const [k, v] of Object.entries(r.statuses)) statuses[k] = (statuses[k] ?? 0) + v;
-  return {
-    ...rounds[0],
-    requestsPerSecond: med(rounds.map((r) => r.requestsPerSecond)),
-    p50Ms: med(rounds.map((r) => r.p50Ms)), p95Ms: med(rounds.map((r) => r.p95Ms)), p99Ms: med(rounds.map((r) => r.p99Ms)),
-    maxMs: Math.max(...rounds.map((r) => r.maxMs)),
-    totalRequests: sum((r) => r.totalRequests), non2xx: sum((r) => r.non2xx), errors: sum((r) => r.errors), timeouts: sum((r) => r.timeouts), statuses,
-    serverCpuMsPerRequest: medOrNull(rounds.map((r) => r.serverCpuMsPerRequest)),
-    postgresCpuMsPerRequest: medOrNull(rounds.map((r) => r.postgresCpuMsPerRequest)),
-  };
-}
 
 const rand = (n: number) => Math.floor(Math.random() * n);
 

@@ -25,3 +25,13 @@ export async function compileStoreCall<S>(storeOf: (db: Db) => S, call: (store: 
   if (!captured) throw new Error('the store ran no query');
   return captured;
 }
+
+/** A statement with its EXPLAIN (ANALYZE, BUFFERS) plan, a one-line summary of it, and how many rows it matches without its LIMIT. */
+export interface Explained {
+  sql: string;
+  parameters: unknown[];
+  plan: string;
+  summary: string;
+  executionMs: number;
+  matches: number;
+}

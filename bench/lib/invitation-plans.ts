@@ -7,18 +7,10 @@ import type { CompiledQuery } from 'kysely';
 import type pg from 'pg';
 import type { InvitationFilter } from '../../src/invitations/schemas.js';
 import { createInvitationsStore } from '../../src/invitations/store.js';
-import { compileStoreCall } from './compile-sql.js';
+import { compileStoreCall, type Explained } from './compile-sql.js';
 import { percentile } from './timed-load.js';
 
-export interface Explained {
-  sql: string;
-  parameters: unknown[];
-  plan: string;
-  summary: string;
-  executionMs: number;
-  /** Rows the filter matches in the target environment (after the cursor, for the deep page). */
-  matches: number;
-}
+export type { Explained } from './compile-sql.js';
 
 export interface CensusShape {
   shape: string;

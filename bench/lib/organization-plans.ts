@@ -6,7 +6,7 @@
 import type { CompiledQuery } from 'kysely';
 import type pg from 'pg';
 import { createOrganizationsStore } from '../../src/organizations/store.js';
-import { compileStoreCall } from './compile-sql.js';
+import { compileStoreCall, type Explained } from './compile-sql.js';
 import { percentile } from './timed-load.js';
 
 export type StoreCall = (store: ReturnType<typeof createOrganizationsStore>) => Promise<unknown>;
@@ -29,15 +29,7 @@ export function withUsersCursor(sql: string): string {
   if (!bound) throw new Error(`no cursor bound in: ${sql}`);
   return sql.replace(bound[0], `${bound[0]} and "u"."id" > ${bound[1]}`);
 }
-export interface Explained {
-  sql: string;
-  parameters: unknown[];
-  plan: string;
-  summary: string;
-  executionMs: number;
-  /** Rows the statement matches without its LIMIT. */
-  matches: number;
-}
+export type { Explained } from './compile-sql.js';
 
 /** "Limit → Nested Loop → Index Scan using organization_memberships_pkey [Rows Removed by Filter: 3]" from an EXPLAIN text. */
 function shortSummary(plan: string): string {
