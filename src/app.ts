@@ -17,11 +17,14 @@ import { createMemberActions } from './organizations/member-actions.js';
 import { organizationRoleSetsAdminRoutes, organizationsClientRoutes, organizationsServerRoutes } from './organizations/routes.js';
 import { createOrganizationsService } from './organizations/service.js';
 import { createInvitationsService } from './invitations/service.js';
+import { impersonationClientRoutes, impersonationServerRoutes } from './impersonation/routes.js';
+import { createImpersonationService } from './impersonation/service.js';
 import type { Clock } from './platform/clock.js';
 import type { Db } from './platform/db/database.js';
 import type { Notifications } from './platform/db/notifications.js';
 import { capConnections, httpServerOptions, type HttpLimits } from './platform/http/limits.js';
 import { registerMetrics, type MetricsExposure } from './platform/http/metrics-route.js';
+import { serializeRequest } from './platform/http/request-log.js';
 import { createMetrics, watchPool, type Metrics, type PoolStats } from './platform/metrics.js';
 import { adminPlane, clientPlane, decorateRequests, serverPlane } from './platform/http/planes.js';
 import { ProblemError, registerProblemHandlers, replyWithProblem } from './platform/http/problem.js';
@@ -67,7 +70,7 @@ export const BODY_LIMIT_BYTES = 64 * 1024;
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { db, clock } = options;
   const app = Fastify({
-    logger: { level: options.logLevel ?? 'info', redact: ['req.headers.authorization', 'req.headers.cookie'], ...(options.logStream && { stream: options.logStream }) },
+    logger: { level: options.logLevel ?? 'info', redact: ['req.headers.authorization', 'req.headers.cookie'], serializers: { req: serializeRequest }, ...(options.logStream && { stream: options.logStream }) },
     genReqId: () => randomUUID(),
     trustProxy: options.trustedProxies?.length ? options.trustedProxies : false,
     bodyLimit: BODY_LIMIT_BYTES,
@@ -99,6 +102,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   const organizations = createOrganizationsService({ db, clock, users, environments });
   const organizationInvitations = createOrganizationInvitationsService({ db, clock, mailer, limiter, environments, organizations, users });
+  const impersonation = createImpersonationService({ db, clock, environments, users, metrics });
   const outbox = createOutboxStore(db);
 
   registerSecurityHeaders(app); // before the 404 handler, which only gets the hooks added before it
@@ -144,12 +148,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     allowedOriginsServerRoutes(environments),
     auditServerRoutes(audit),
     organizationsServerRoutes(organizations),
+    impersonationServerRoutes(impersonation),
   ]), { prefix: '/api/server/v1' });
 
   await app.register(clientPlane({
     resolveEnvironment: (host) => environments.findByHost(host),
     authenticateSession: (environmentId, token) => sessions.authenticate(environmentId, token),
-    publicRoutes: [authPublicRoutes(passwords, codes), invitationsClientRoutes(invitations), organizationInvitationsPublicRoutes(organizationInvitations)],
+    publicRoutes: [authPublicRoutes(passwords, codes), invitationsClientRoutes(invitations), organizationInvitationsPublicRoutes(organizationInvitations), impersonationClientRoutes(impersonation)],
     sessionRoutes: [usersClientRoutes(users), sessionsClientRoutes(sessions), authSessionRoutes(sessions), organizationsClientRoutes(createMemberActions(organizations)), organizationInvitationsClientRoutes(organizationInvitations)],
   }), { prefix: '/_svc' });
 

@@ -43,3 +43,12 @@ export function isSafeAbsoluteUrl(value: string): boolean {
 export function urlOrigin(value: string): string | undefined {
   try { return originOf(new URL(value)); } catch { return undefined; }
 }
+
+/** Hosts browsers treat as secure contexts over plain http: localhost, *.localhost and the loopback addresses. */
+const LOCAL_HOST = /^(localhost|[^:]+\.localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/i;
+
+/**
+ * The environment's frontend URL (`{frontend_url}`): http for a local host, which is served without TLS in
+ * development, and https for any other, which a real deployment serves behind TLS.
+ */
+export const frontendUrl = (frontendHost: string) => `${LOCAL_HOST.test(frontendHost) ? 'http' : 'https'}://${frontendHost}`;

@@ -15,6 +15,7 @@ export const EnvironmentSettings = Type.Object({
   invitationAcceptUrl: Nullable(Url),
   impersonationLandingUrl: Nullable(Url),
   impersonationEnabled: Type.Boolean(),
+  impersonationSessionLifetimeSeconds: Type.Integer({ minimum: 60, maximum: 86_400 }),
   plan: Type.Object({ impersonation: Type.Boolean(), impersonationQuotaPerMonth: Count(0) }, { additionalProperties: false }),
   requiredFields: Type.Array(Type.Union([Type.Literal('email'), Type.Literal('name')]), { uniqueItems: true }),
   passwordPolicy: Type.Object({
@@ -40,6 +41,7 @@ export const DEFAULT_SETTINGS: EnvironmentSettings = Object.freeze({
   invitationAcceptUrl: null,
   impersonationLandingUrl: null,
   impersonationEnabled: true,
+  impersonationSessionLifetimeSeconds: 3600,
   plan: { impersonation: true, impersonationQuotaPerMonth: 100 },
   requiredFields: ['email'],
   passwordPolicy: { minLength: 8, maxLength: 256 },

@@ -25,6 +25,8 @@ export function createMetrics() {
     lockouts: counter('gatehouse_lockouts_total', 'Accounts locked after repeated wrong passwords', []),
     rateLimited: counter('gatehouse_rate_limited_total', 'Hits refused by a rate limit (429, or a refused code try), by limit', ['limit']),
     mail: counter('gatehouse_mail_total', 'Mail by outcome: sent and failed (SMTP), queued (the outbox, without SMTP)', ['outcome']),
+    impersonationMints: counter('gatehouse_impersonation_mints_total', 'Impersonation tokens minted (success) or refused for the monthly quota (quota_exhausted)', ['result']),
+    impersonationRedeems: counter('gatehouse_impersonation_redeems_total', 'Impersonation redeems by result: success, or the problem code of the refusal (invalid_token, user_not_active, ...)', ['result']),
     auditAppends: counter('gatehouse_audit_appends_total', 'Audit event appends answered 201, by outcome: stored, replayed', ['outcome']),
   };
 }

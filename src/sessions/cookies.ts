@@ -27,3 +27,9 @@ export function sendSession(
   setSessionCookie(reply, result.token, result.session.expiresAt);
   return reply.code(status).send(body);
 }
+
+/** The browser-link answer: the session cookie, and a 303 to the landing URL exactly as given (nothing appended). */
+export function redirectWithSession(reply: FastifyReply, result: { session: { expiresAt: string }; token: string }, location: string) {
+  setSessionCookie(reply, result.token, result.session.expiresAt);
+  return reply.redirect(location, 303);
+}

@@ -1,14 +1,22 @@
 import { Type, type Static } from 'typebox';
-import { DateTime, JsonObject, Nullable, PageQuery, Uuid } from '../platform/http/common-schemas.js';
+import { DateTime, Nullable, PageQuery, Uuid } from '../platform/http/common-schemas.js';
 
 export const SessionStatus = Type.Union([Type.Literal('active'), Type.Literal('revoked'), Type.Literal('expired')]);
+
+/** Who acts behind an impersonated session: the operator (a user of the environment), as audit events name actors. */
+export const SessionActor = Type.Object({
+  type: Type.Literal('user'),
+  id: Uuid,
+  impersonatorId: Uuid,
+}, { title: 'SessionActor', description: 'Set on an impersonated session: the operator who impersonates is its id and impersonatorId. Null otherwise.' });
+export type SessionActor = Static<typeof SessionActor>;
 
 /** A session as the Server API and the session list show it. */
 export const Session = Type.Object({
   id: Uuid,
   userId: Uuid,
   status: SessionStatus,
-  actor: Nullable(JsonObject),
+  actor: Nullable(SessionActor),
   ipAddress: Nullable(Type.String()),
   userAgent: Nullable(Type.String()),
   createdAt: DateTime,
@@ -20,7 +28,7 @@ export type Session = Static<typeof Session>;
 
 /** The session part of every response that starts one. */
 export const StartedSession = Type.Object({
-  id: Uuid, userId: Uuid, createdAt: DateTime, expiresAt: DateTime, actor: Nullable(JsonObject),
+  id: Uuid, userId: Uuid, createdAt: DateTime, expiresAt: DateTime, actor: Nullable(SessionActor),
 });
 export type StartedSession = Static<typeof StartedSession>;
 

@@ -6,12 +6,12 @@ import { inTransaction, type Db } from '../platform/db/database.js';
 import type { SessionContext } from '../platform/http/planes.js';
 import { ProblemError } from '../platform/http/problem.js';
 import type { JsonObject } from '../platform/json.js';
-import type { ListSessionsQuery } from './schemas.js';
+import type { ListSessionsQuery, SessionActor } from './schemas.js';
 import { createSessionsStore } from './store.js';
 
 export interface SessionLifetimes { idleTimeoutSeconds: number; maxLifetimeSeconds: number }
 /** Where a session starts from: the request's context, and the RFC 8693 actor of an impersonated session. */
-export interface SessionOrigin extends CallerContext { actor?: JsonObject | null }
+export interface SessionOrigin extends CallerContext { actor?: SessionActor | null }
 
 // Writing last-activity on every request would turn each read into a write. A minute's precision is
 // plenty for long idle timeouts; a short one is kept to a tenth of itself, or a session in steady use
@@ -19,12 +19,21 @@ export interface SessionOrigin extends CallerContext { actor?: JsonObject | null
 const TOUCH_INTERVAL_MS = 60_000;
 const touchIntervalMs = (idleTimeoutSeconds: number) => Math.min(TOUCH_INTERVAL_MS, idleTimeoutSeconds * 100);
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/**
+ * The actor of an impersonated session, in the shape audit events give their actor: the operator who
+ * impersonates is both its `id` and its `impersonatorId`, as every event of that session names them.
+ * Its JWTs carry the same operator as an RFC 8693 `act` claim (`{sub}`).
+ */
+export const impersonationActor = (actorUserId: string): SessionActor => ({ type: 'user', id: actorUserId, impersonatorId: actorUserId });
 
-/** An impersonated session carries its actor as an RFC 8693 `act` claim: the operator is its `sub`. */
-export function impersonatorOf(actor: JsonObject | null): string | null {
-  const sub = actor?.sub;
-  return typeof sub === 'string' && UUID.test(sub) ? sub : null;
+/** The actor a session shows (in `GET /_svc/me`), from its context; null when nobody impersonates. */
+export const actorOf = (session: SessionContext): SessionActor | null =>
+  session.impersonatorId === null ? null : impersonationActor(session.impersonatorId);
+
+/** The operator behind a stored session's actor, or null. */
+function impersonatorOf(actor: JsonObject | null): string | null {
+  const id = actor?.impersonatorId;
+  return typeof id === 'string' ? id : null;
 }
 
 const sessionNotFound = () => new ProblemError(404, 'resource_not_found', 'No session with this id for this user.');
@@ -46,6 +55,10 @@ export async function startSession(db: Db, environmentId: string, userId: string
 /** Revokes every live session of the user in the caller's transaction; answers how many there were. */
 export const revokeAllSessions = (db: Db, environmentId: string, userId: string, now: Date) =>
   createSessionsStore(db).revokeAllForUser(environmentId, userId, now);
+
+/** Ends one session of the user in the caller's transaction (an impersonation revoked); undefined when it had ended already. */
+export const endSession = (db: Db, environmentId: string, userId: string, sessionId: string, now: Date) =>
+  createSessionsStore(db).revokeOne(environmentId, userId, sessionId, now);
 
 /** Client sessions: authenticate, list and revoke. */
 export function createSessionsService({ db, clock }: { db: Db; clock: Clock }) {

@@ -3,11 +3,10 @@ import { uuidv7 } from 'uuidv7';
 import { jsonb, type Db } from '../platform/db/database.js';
 import type { SessionRow } from '../platform/db/tables.js';
 import { toPage } from '../platform/http/pagination.js';
-import type { JsonObject } from '../platform/json.js';
-import type { ListSessionsQuery, Session, StartedSession } from './schemas.js';
+import type { ListSessionsQuery, Session, SessionActor, StartedSession } from './schemas.js';
 
 export interface NewSession {
-  userId: string; tokenHash: Buffer; actor: JsonObject | null; ipAddress: string | null; userAgent: string | null;
+  userId: string; tokenHash: Buffer; actor: SessionActor | null; ipAddress: string | null; userAgent: string | null;
   idleTimeoutSeconds: number; expiresAt: Date;
 }
 
@@ -71,7 +70,7 @@ export function createSessionsStore(db: Db) {
 }
 
 const toStarted = (row: Selectable<SessionRow>): StartedSession => ({
-  id: row.id, userId: row.user_id, createdAt: row.created_at.toISOString(), expiresAt: row.expires_at.toISOString(), actor: row.actor,
+  id: row.id, userId: row.user_id, createdAt: row.created_at.toISOString(), expiresAt: row.expires_at.toISOString(), actor: row.actor as SessionActor | null,
 });
 
 function statusOf(row: Selectable<SessionRow>, now: Date): Session['status'] {
@@ -81,7 +80,7 @@ function statusOf(row: Selectable<SessionRow>, now: Date): Session['status'] {
 }
 
 const toSession = (row: Selectable<SessionRow>, now: Date): Session => ({
-  id: row.id, userId: row.user_id, status: statusOf(row, now), actor: row.actor, ipAddress: row.ip_address, userAgent: row.user_agent,
+  id: row.id, userId: row.user_id, status: statusOf(row, now), actor: row.actor as SessionActor | null, ipAddress: row.ip_address, userAgent: row.user_agent,
   createdAt: row.created_at.toISOString(), lastActiveAt: row.last_active_at.toISOString(),
   expiresAt: row.expires_at.toISOString(), revokedAt: row.revoked_at ? row.revoked_at.toISOString() : null,
 });

@@ -1,10 +1,11 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { NoContent, noContent, Page, PageQuery } from '../platform/http/common-schemas.js';
 import { clientCaller, serverCaller, signedIn } from '../platform/http/planes.js';
 import { ListSessionsQuery, Session, UserSessionParams } from '../sessions/schemas.js';
+import { actorOf } from '../sessions/service.js';
 import {
-  ClientUser, CreateUserBody, ListUsersQuery, MetadataPatchBody, SearchUsersBody, UpdateMeBody, UpdateUserBody, User, UserParams,
+  CreateUserBody, CurrentUser, ListUsersQuery, MetadataPatchBody, SearchUsersBody, UpdateMeBody, UpdateUserBody, User, UserParams,
 } from './schemas.js';
 import { toClientUser } from './accounts.js';
 import type { UsersService } from './service.js';
@@ -42,14 +43,17 @@ export function usersServerRoutes(users: UsersService): FastifyPluginAsync {
   };
 }
 
+const ME = 'The user in client form (no private metadata), and `actor`: who acts behind an impersonated session, else null.';
+
 /** Client plane, signed in: the current user in client form. */
 export function usersClientRoutes(users: UsersService): FastifyPluginAsync {
   return async (base) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     const tags = ['Client: current user'];
-    app.get('/me', { schema: { summary: 'Get the signed-in user', tags, response: { 200: ClientUser } } },
-      async (req) => toClientUser(await users.get(req.environmentId, signedIn(req).userId)));
-    app.patch('/me', { schema: { summary: "Update the signed-in user's profile and unsafe metadata", tags, body: UpdateMeBody, response: { 200: ClientUser } } },
-      async (req) => toClientUser(await users.update(req.environmentId, signedIn(req).userId, req.body, clientCaller(req))));
+    const current = (req: FastifyRequest, user: User) => ({ ...toClientUser(user), actor: actorOf(signedIn(req)) });
+    app.get('/me', { schema: { summary: 'Get the signed-in user', description: ME, tags, response: { 200: CurrentUser } } },
+      async (req) => current(req, await users.get(req.environmentId, signedIn(req).userId)));
+    app.patch('/me', { schema: { summary: "Update the signed-in user's profile and unsafe metadata", tags, body: UpdateMeBody, response: { 200: CurrentUser } } },
+      async (req) => current(req, await users.update(req.environmentId, signedIn(req).userId, req.body, clientCaller(req))));
   };
 }

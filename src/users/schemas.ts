@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { DateTime, Email, JsonObject, Nullable, NullableInput, PageQuery, Uuid } from '../platform/http/common-schemas.js';
+import { SessionActor } from '../sessions/schemas.js';
 
 export const UserStatus = Type.Union([Type.Literal('active'), Type.Literal('banned'), Type.Literal('deleted')]);
 export type UserStatus = Static<typeof UserStatus>;
@@ -33,6 +34,9 @@ export type User = Static<typeof User>;
 /** Client plane representation: never carries private metadata. */
 export const ClientUser = Type.Object(userFields, { title: 'ClientUser' });
 export type ClientUser = Static<typeof ClientUser>;
+
+/** The signed-in user (`/_svc/me`): the client form, and who acts behind the session when it is impersonated. */
+export const CurrentUser = Type.Object({ ...userFields, actor: Nullable(SessionActor) }, { title: 'CurrentUser' });
 
 export const UserParams = Type.Object({ userId: Uuid }, { additionalProperties: false });
 

@@ -17,6 +17,7 @@ const DEFAULT_SETTINGS = {
   invitationAcceptUrl: null,
   impersonationLandingUrl: null,
   impersonationEnabled: true,
+  impersonationSessionLifetimeSeconds: 3600,
   plan: { impersonation: true, impersonationQuotaPerMonth: 100 },
   requiredFields: ['email'],
   passwordPolicy: { minLength: 8, maxLength: 256 },

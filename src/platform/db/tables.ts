@@ -85,6 +85,16 @@ export interface OrganizationInvitationRow {
   accepted_at: Date | null; accepted_user_id: string | null; revoked_at: Date | null;
 }
 
+export interface ImpersonationRow {
+  environment_id: string; id: string; token_hash: Buffer; actor_user_id: string; target_user_id: string; reason: string;
+  landing_url: string | null; month: string; created_at: Date; expires_at: Date;
+  redeemed_at: Date | null; redeemed_ip: string | null; redeemed_user_agent: string | null; session_id: string | null; revoked_at: Date | null;
+}
+
+export interface ImpersonationUsageRow {
+  environment_id: string; month: string; used: number;
+}
+
 export interface Tables {
   environments: EnvironmentRow;
   secret_keys: SecretKeyRow;
@@ -101,4 +111,6 @@ export interface Tables {
   organizations: OrganizationRow;
   organization_memberships: OrganizationMembershipRow;
   organization_invitations: OrganizationInvitationRow;
+  impersonations: ImpersonationRow;
+  impersonation_usage: ImpersonationUsageRow;
 }

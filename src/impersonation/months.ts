@@ -1,0 +1,7 @@
+/** UTC calendar months, the period the impersonation quota counts in. */
+
+/** `YYYY-MM` of the instant, in UTC. */
+export const monthOf = (now: Date) => now.toISOString().slice(0, 7);
+
+/** The first instant of the next UTC month, when the quota starts over. */
+export const nextMonthStart = (now: Date) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));

@@ -1,0 +1,166 @@
+import { recordOwnEvent } from '../audit/service.js';
+import { frontendUrl, isAllowedRedirect } from '../environments/origins.js';
+import type { EnvironmentContext, EnvironmentsService } from '../environments/service.js';
+import type { Caller, RequestContext } from '../platform/caller.js';
+import type { Clock } from '../platform/clock.js';
+import { randomToken, sha256 } from '../platform/crypto/tokens.js';
+import { inTransaction, type Db } from '../platform/db/database.js';
+import { ProblemError } from '../platform/http/problem.js';
+import type { Metrics } from '../platform/metrics.js';
+import { endSession, impersonationActor, startSession } from '../sessions/service.js';
+import { toClientUser } from '../users/accounts.js';
+import { userDeleted } from '../users/errors.js';
+import type { UsersService } from '../users/service.js';
+import {
+  actorDeleted, actorNotFound, impersonationDisabled, impersonationNotFound, impersonationNotInPlan, invalidToken, noLandingUrl,
+  quotaExhausted, redirectUrlNotAllowed, selfImpersonation, userBanned, userNotActive,
+} from './errors.js';
+import type { ListImpersonationsQuery, MintBody, MintedToken, Usage } from './schemas.js';
+import { createImpersonationStore } from './store.js';
+import { monthOf, nextMonthStart } from './months.js';
+
+export interface ImpersonationDeps {
+  db: Db; clock: Clock;
+  environments: Pick<EnvironmentsService, 'record'>;
+  users: Pick<UsersService, 'get'>;
+  metrics: Pick<Metrics, 'impersonationMints' | 'impersonationRedeems'>;
+}
+
+/** How a token is redeemed: by POST (a session answered like sign-in) or by the browser link (a redirect to the landing URL). */
+export type RedeemBy = 'post' | 'link';
+
+/** Mint, the usage ledger and its monthly quota, and redeem: support staff signing in as a user to see what they see. */
+export function createImpersonationService({ db, clock, environments, users, metrics }: ImpersonationDeps) {
+  const store = createImpersonationStore(db);
+
+  /** The target must be a live user of the environment: 404 when absent, 403 when deleted or banned. */
+  async function assertTarget(environmentId: string, userId: string) {
+    const target = await users.get(environmentId, userId);
+    if (target.status === 'deleted') throw userDeleted();
+    if (target.status === 'banned') throw userBanned('target');
+  }
+  async function assertActor(environmentId: string, userId: string) {
+    const actor = await users.get(environmentId, userId).catch((err: unknown) => {
+      throw err instanceof ProblemError && err.code === 'user_not_found' ? actorNotFound() : err;
+    });
+    if (actor.status === 'deleted') throw actorDeleted();
+    if (actor.status === 'banned') throw userBanned('actor');
+  }
+
+  /**
+   * One transaction: the mint is counted against the month's quota (a conditional upsert, exact across
+   * processes), the ledger row is written, and the audit event records the reason. Any failure counts nothing.
+   */
+  function mintCounted(environmentId: string, targetUserId: string, body: MintBody, landingUrl: string | null, quota: number, by: Caller) {
+    return inTransaction(db, async (trx) => {
+      const now = clock.now();
+      const txStore = createImpersonationStore(trx);
+      if ((await txStore.countMint(environmentId, monthOf(now), quota)) === undefined) {
+        metrics.impersonationMints.inc({ result: 'quota_exhausted' });
+        throw quotaExhausted(Math.max(1, Math.ceil((nextMonthStart(now).getTime() - now.getTime()) / 1000)), quota);
+      }
+      const token = randomToken('imp_');
+      const entry = await txStore.insert(environmentId, {
+        tokenHash: sha256(token), actorUserId: body.actorUserId, targetUserId, reason: body.reason, landingUrl, month: monthOf(now),
+        expiresAt: new Date(now.getTime() + body.expiresInSeconds * 1000),
+      }, now);
+      await recordOwnEvent(trx, environmentId, {
+        action: 'impersonation.created', actor: impersonationActor(body.actorUserId), context: by.context, via: by.via,
+        targets: [{ type: 'user', id: targetUserId }, { type: 'impersonation', id: entry.id }],
+        metadata: { reason: body.reason, expiresInSeconds: body.expiresInSeconds, mintedBy: { type: by.actor.type, id: by.actor.id } },
+      }, now);
+      return { entry, token };
+    });
+  }
+
+  /** Redeems the token and starts the target's session in one transaction; the ledger row records when and from where. */
+  function redeemIn(env: EnvironmentContext, token: string, from: RequestContext, by: RedeemBy) {
+    const tokenHash = sha256(token);
+    const { session, impersonationSessionLifetimeSeconds: cap } = env.settings;
+    const lifetimes = { idleTimeoutSeconds: Math.min(session.idleTimeoutSeconds, cap), maxLifetimeSeconds: Math.min(session.maxLifetimeSeconds, cap) };
+    return inTransaction(db, async (trx) => {
+      const now = clock.now();
+      const txStore = createImpersonationStore(trx);
+      const redeemed = await txStore.redeem(env.id, tokenHash, from, now, by === 'link');
+      if (!redeemed) throw by === 'link' && (await txStore.isLive(env.id, tokenHash, now)) ? noLandingUrl() : invalidToken();
+      const started = await startSession(trx, env.id, redeemed.target_user_id, lifetimes, { ...from, actor: impersonationActor(redeemed.actor_user_id) }, now);
+      // Banned or deleted since the mint: the transaction rolls back, so no session and the token stays unredeemed.
+      if (!started) throw userNotActive();
+      await txStore.setSession(env.id, redeemed.id, started.session.id);
+      await recordOwnEvent(trx, env.id, {
+        action: 'impersonation.redeemed', actor: impersonationActor(redeemed.actor_user_id), context: from, via: 'client_api',
+        targets: [{ type: 'user', id: redeemed.target_user_id }, { type: 'session', id: started.session.id }, { type: 'impersonation', id: redeemed.id }],
+        metadata: { reason: redeemed.reason, by },
+      }, now);
+      return { ...started, userId: redeemed.target_user_id, landingUrl: redeemed.landing_url };
+    });
+  }
+
+  async function get(environmentId: string, id: string) {
+    const entry = await store.find(environmentId, id, clock.now());
+    if (!entry) throw impersonationNotFound();
+    return entry;
+  }
+
+  return {
+    /**
+     * Mints a single-use token to sign in as the target. Checked in order: the redirect URL (400), the
+     * environment's switch and plan (403), the target and the actor (404, 403), then the quota (429).
+     */
+    async mint(environmentId: string, targetUserId: string, body: MintBody, by: Caller): Promise<MintedToken> {
+      const { settings, allowedOrigins, frontendHost } = await environments.record(environmentId);
+      if (body.redirectUrl !== undefined && !isAllowedRedirect(body.redirectUrl, allowedOrigins)) throw redirectUrlNotAllowed();
+      if (body.actorUserId === targetUserId) throw selfImpersonation();
+      if (!settings.impersonationEnabled) throw impersonationDisabled();
+      if (!settings.plan.impersonation) throw impersonationNotInPlan();
+      await assertTarget(environmentId, targetUserId);
+      await assertActor(environmentId, body.actorUserId);
+      const landingUrl = body.redirectUrl ?? settings.impersonationLandingUrl;
+      const { entry, token } = await mintCounted(environmentId, targetUserId, body, landingUrl, settings.plan.impersonationQuotaPerMonth, by);
+      metrics.impersonationMints.inc({ result: 'success' });
+      const url = landingUrl === null ? null : `${frontendUrl(frontendHost)}/_svc/auth/session/impersonate?token=${token}`;
+      return { id: entry.id, token, expiresInSeconds: body.expiresInSeconds, expiresAt: entry.expiresAt, url };
+    },
+
+    /** The target's session, carrying the actor; every refusal is counted by its reason. */
+    async redeem(env: EnvironmentContext, token: string, from: RequestContext, by: RedeemBy) {
+      try {
+        const redeemed = await redeemIn(env, token, from, by);
+        const user = toClientUser(await users.get(env.id, redeemed.userId));
+        metrics.impersonationRedeems.inc({ result: 'success' });
+        return { ...redeemed, user };
+      } catch (err) {
+        metrics.impersonationRedeems.inc({ result: err instanceof ProblemError ? err.code : 'error' });
+        throw err;
+      }
+    },
+
+    /** Stops a pending token from working, or ends the session a redeemed one started; revoking twice changes nothing. */
+    async revoke(environmentId: string, id: string, by: Caller) {
+      await inTransaction(db, async (trx) => {
+        const now = clock.now();
+        const revoked = await createImpersonationStore(trx).revoke(environmentId, id, now);
+        if (!revoked) return;
+        const endedSession = revoked.session_id !== null
+          && (await endSession(trx, environmentId, revoked.target_user_id, revoked.session_id, now)) !== undefined;
+        await recordOwnEvent(trx, environmentId, {
+          action: 'impersonation.revoked', ...by,
+          targets: [{ type: 'user', id: revoked.target_user_id }, { type: 'impersonation', id }], metadata: { endedSession },
+        }, now);
+      });
+      return get(environmentId, id);
+    },
+    get,
+    list: (environmentId: string, query: ListImpersonationsQuery) => store.list(environmentId, query, clock.now()),
+
+    /** This month's mints against the plan's quota. */
+    async usage(environmentId: string): Promise<Usage> {
+      const now = clock.now();
+      const month = monthOf(now);
+      const [{ settings }, used] = await Promise.all([environments.record(environmentId), store.usedIn(environmentId, month)]);
+      const quota = settings.plan.impersonationQuotaPerMonth;
+      return { month, used, quota, remaining: Math.max(0, quota - used), resetsAt: nextMonthStart(now).toISOString() };
+    },
+  };
+}
+export type ImpersonationService = ReturnType<typeof createImpersonationService>;

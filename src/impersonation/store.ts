@@ -1,0 +1,94 @@
+import { sql, type Selectable } from 'kysely';
+import { uuidv7 } from 'uuidv7';
+import type { Db } from '../platform/db/database.js';
+import type { ImpersonationRow } from '../platform/db/tables.js';
+import { toPage } from '../platform/http/pagination.js';
+import type { CallerContext } from '../platform/caller.js';
+import type { Impersonation, ListImpersonationsQuery } from './schemas.js';
+
+export interface NewImpersonation {
+  tokenHash: Buffer; actorUserId: string; targetUserId: string; reason: string; landingUrl: string | null; month: string; expiresAt: Date;
+}
+
+export function createImpersonationStore(db: Db) {
+  const byId = (environmentId: string, id: string) =>
+    db.selectFrom('impersonations').selectAll().where('environment_id', '=', environmentId).where('id', '=', id);
+
+  return {
+    /**
+     * Counts one mint in the month while fewer than `quota` were counted: one conditional upsert, so
+     * concurrent mints in any number of processes never pass the quota. Undefined when it is spent.
+     * The row stays locked until the caller's transaction ends, and a rollback un-counts the mint.
+     */
+    countMint: (environmentId: string, month: string, quota: number) =>
+      sql<{ used: number }>`
+        insert into impersonation_usage (environment_id, month, used)
+        select ${environmentId}::uuid, ${month}, 1 where ${quota > 0}
+        on conflict (environment_id, month)
+        do update set used = impersonation_usage.used + 1 where impersonation_usage.used < ${quota}
+        returning used`.execute(db).then((r) => r.rows[0]?.used),
+    usedIn: (environmentId: string, month: string) =>
+      db.selectFrom('impersonation_usage').select('used').where('environment_id', '=', environmentId).where('month', '=', month)
+        .executeTakeFirst().then((row) => row?.used ?? 0),
+    insert: (environmentId: string, values: NewImpersonation, now: Date) =>
+      db.insertInto('impersonations').values({
+        environment_id: environmentId, id: uuidv7(), token_hash: values.tokenHash, actor_user_id: values.actorUserId,
+        target_user_id: values.targetUserId, reason: values.reason, landing_url: values.landingUrl, month: values.month,
+        created_at: now, expires_at: values.expiresAt,
+      }).returningAll().executeTakeFirstOrThrow().then((row) => toImpersonation(row, now)),
+    /**
+     * The one statement that redeems a token: only a live one (not redeemed, not revoked, not expired)
+     * matches, so a token works once however many redeem it at the same moment. `withLanding` also
+     * requires a landing URL (the browser link redirects to it).
+     */
+    redeem: (environmentId: string, tokenHash: Buffer, from: CallerContext, now: Date, withLanding: boolean) => {
+      let query = db.updateTable('impersonations')
+        .set({ redeemed_at: now, redeemed_ip: from.ipAddress, redeemed_user_agent: from.userAgent })
+        .where('environment_id', '=', environmentId).where('token_hash', '=', tokenHash)
+        .where('redeemed_at', 'is', null).where('revoked_at', 'is', null).where('expires_at', '>', now);
+      if (withLanding) query = query.where('landing_url', 'is not', null);
+      return query.returningAll().executeTakeFirst();
+    },
+    setSession: (environmentId: string, id: string, sessionId: string) =>
+      db.updateTable('impersonations').set({ session_id: sessionId })
+        .where('environment_id', '=', environmentId).where('id', '=', id).execute().then(() => undefined),
+    /** Whether a token could be redeemed now by POST (it is live), whatever its landing URL. */
+    isLive: (environmentId: string, tokenHash: Buffer, now: Date) =>
+      db.selectFrom('impersonations').select('id').where('environment_id', '=', environmentId).where('token_hash', '=', tokenHash)
+        .where('redeemed_at', 'is', null).where('revoked_at', 'is', null).where('expires_at', '>', now)
+        .executeTakeFirst().then((row) => row !== undefined),
+    /** Revokes an impersonation not revoked yet; undefined when there is none, or it was revoked already. */
+    revoke: (environmentId: string, id: string, now: Date) =>
+      db.updateTable('impersonations').set({ revoked_at: now })
+        .where('environment_id', '=', environmentId).where('id', '=', id).where('revoked_at', 'is', null)
+        .returningAll().executeTakeFirst(),
+    find: (environmentId: string, id: string, now: Date) =>
+      byId(environmentId, id).executeTakeFirst().then((row) => row && toImpersonation(row, now)),
+    /** The ledger in id (mint) order, by any of month, actor and target; each filter has an index in id order. */
+    async list(environmentId: string, query: ListImpersonationsQuery, now: Date) {
+      let q = db.selectFrom('impersonations').selectAll().where('environment_id', '=', environmentId);
+      if (query.month) q = q.where('month', '=', query.month);
+      if (query.actorUserId) q = q.where('actor_user_id', '=', query.actorUserId);
+      if (query.targetUserId) q = q.where('target_user_id', '=', query.targetUserId);
+      if (query.cursor) q = q.where('id', '>', query.cursor);
+      const rows = await q.orderBy('id').limit(query.limit + 1).execute();
+      return toPage(rows.map((row) => toImpersonation(row, now)), query.limit);
+    },
+  };
+}
+export type ImpersonationStore = ReturnType<typeof createImpersonationStore>;
+
+function statusOf(row: Selectable<ImpersonationRow>, now: Date): Impersonation['status'] {
+  if (row.revoked_at) return 'revoked';
+  if (row.redeemed_at) return 'redeemed';
+  return row.expires_at > now ? 'pending' : 'expired';
+}
+
+export const toImpersonation = (row: Selectable<ImpersonationRow>, now: Date): Impersonation => ({
+  id: row.id, actorUserId: row.actor_user_id, targetUserId: row.target_user_id, reason: row.reason, landingUrl: row.landing_url,
+  status: statusOf(row, now), month: row.month, createdAt: row.created_at.toISOString(), expiresAt: row.expires_at.toISOString(),
+  redemption: row.redeemed_at
+    ? { redeemedAt: row.redeemed_at.toISOString(), ipAddress: row.redeemed_ip, userAgent: row.redeemed_user_agent, sessionId: row.session_id }
+    : null,
+  revokedAt: row.revoked_at ? row.revoked_at.toISOString() : null,
+});
