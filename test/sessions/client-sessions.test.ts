@@ -32,7 +32,7 @@ describe('client-plane sessions and the current user', () => {
   const me = (env: TestEnv, auth: { token?: string; cookie?: string }) => t.client(env, auth).get('/me');
 
   describe('GET /_svc/me', () => {
-    it('returns the signed-in user in client form, without private metadata', async () => {
+    it('returns the signed-in user in client form, without private metadata, and a null actor', async () => {
       const env = await t.given.environment();
       const user = await t.given.user(env, {
         email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace',
@@ -44,9 +44,9 @@ describe('client-plane sessions and the current user', () => {
 
       expect(res.statusCode).toBe(200);
       const body = res.json();
-      expect(Object.keys(body).sort()).toEqual(CLIENT_USER_KEYS);
+      expect(Object.keys(body).sort()).toEqual([...CLIENT_USER_KEYS, 'actor'].sort());
       expect(body).toMatchObject({
-        id: user.id, environmentId: env.id, email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace', name: 'Ada Lovelace',
+        actor: null, id: user.id, environmentId: env.id, email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace', name: 'Ada Lovelace',
         status: 'active', registrationState: 'complete', publicMetadata: { plan: 'pro' }, unsafeMetadata: { theme: 'dark' },
       });
       expect(res.body).not.toContain('cus_123');
