@@ -8,7 +8,8 @@ import { cpus } from 'node:os';
 import pg from 'pg';
 import { cpuProbe } from './lib/cpu.js';
 import { recreateDatabase, redact } from './lib/db.js';
-import { http, type HttpResponse } from './lib/http.js';
+import { envNumber, expectStatus } from './lib/config.js';
+import { http } from './lib/http.js';
 import { runLoad, type LoadOptions, type LoadResult } from './lib/load.js';
 import { machineInfo, machineLine, markdownTable, writeResults, type Row } from './lib/report.js';
 import { startServer, type RunningServer } from './lib/server.js';
@@ -17,31 +18,20 @@ export const description = 'Audit events: appends with unique keys across 50 env
 
 const AIM = { appendsPerSecond: 2000, p99Ms: 25 };
 
-function envNumber(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < 1) throw new Error(`${name} must be a number of at least 1 (got "${raw}")`);
-  return n;
-}
 
 function readConfig() {
   return {
     databaseUrl: process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/gatehouse_bench_audit',
-    durationSeconds: envNumber('BENCH_DURATION', 10),
+    durationSeconds: envNumber('BENCH_DURATION', 10, 1),
     warmupSeconds: Number(process.env.BENCH_WARMUP ?? 2),
-    connections: envNumber('BENCH_CONNECTIONS', 32),
-    environments: envNumber('BENCH_AUDIT_ENVIRONMENTS', 50),
-    replayKeys: envNumber('BENCH_AUDIT_REPLAY_KEYS', 20),
+    connections: envNumber('BENCH_CONNECTIONS', 32, 1),
+    environments: envNumber('BENCH_AUDIT_ENVIRONMENTS', 50, 1),
+    replayKeys: envNumber('BENCH_AUDIT_REPLAY_KEYS', 20, 1),
   };
 }
 
 interface Env { id: string; secretKey: string; userId: string }
 
-function expectStatus<T = Record<string, unknown>>(what: string, res: HttpResponse, status: number): T {
-  if (res.status !== status) throw new Error(`Probe "${what}" answered ${res.status}, expected ${status}: ${res.text}`);
-  return res.json<T>();
-}
 
 /** Runs `count` tasks with at most `concurrency` in flight. */
 async function pooled<T>(count: number, concurrency: number, task: (i: number) => Promise<T>): Promise<T[]> {

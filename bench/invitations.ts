@@ -11,7 +11,8 @@ import pg from 'pg';
 import type { InvitationFilter } from '../src/invitations/schemas.js';
 import { cpuProbe } from './lib/cpu.js';
 import { recreateDatabase, redact } from './lib/db.js';
-import { http, type HttpResponse } from './lib/http.js';
+import { envNumber, expectStatus } from './lib/config.js';
+import { http } from './lib/http.js';
 import { compileList, explain, planCensus, type Census, type Explained } from './lib/invitation-plans.js';
 import type { LoadOptions } from './lib/load.js';
 import { machineInfo, machineLine, writeResults } from './lib/report.js';
@@ -22,13 +23,6 @@ import { medianOfRounds, type Latency } from './lib/latency.js';
 
 export const description = 'Invitation search over 1M rows: metadata containment, email substring, status, page 1 vs a deep cursor page, with EXPLAIN plans';
 
-function envNumber(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number (got "${raw}")`);
-  return n;
-}
 
 function readConfig() {
   const indexes = process.env.BENCH_SEED_INDEXES || 'rebuild';
@@ -87,10 +81,6 @@ const PAIR_ROUNDS = 3;
 
 const rand = (n: number) => Math.floor(Math.random() * n);
 
-function expectStatus<T = Record<string, unknown>>(what: string, res: HttpResponse, status: number): T {
-  if (res.status !== status) throw new Error(`Probe "${what}" answered ${res.status}, expected ${status}: ${res.text}`);
-  return res.json<T>();
-}
 
 function progress(done: number, total: number) {
   process.stdout.write(`  seeded ${done.toLocaleString('en-US')} / ${total.toLocaleString('en-US')}\n`);

@@ -9,7 +9,8 @@ import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import pg from 'pg';
 import { recreateDatabase, redact } from './lib/db.js';
-import { http, type HttpResponse } from './lib/http.js';
+import { envNumber, expectStatus } from './lib/config.js';
+import { http } from './lib/http.js';
 import { medianOfRounds, timedWithCpu, type Latency } from './lib/latency.js';
 import type { LoadOptions } from './lib/load.js';
 import { explain, listCall, membersCall, planCensus, withUsersCursor, type Census, type Explained, type StoreCall } from './lib/organization-plans.js';
@@ -20,13 +21,6 @@ import { startServer, type RunningServer } from './lib/server.js';
 
 export const description = 'Organizations at 100k: name-substring list, page 1 vs page 5,000 of a 100k-member organization, create organization vs create user, with EXPLAIN plans';
 
-function envNumber(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number (got "${raw}")`);
-  return n;
-}
 
 function readConfig() {
   const config = {
@@ -77,10 +71,6 @@ const rand = (n: number) => Math.floor(Math.random() * n);
 const pick = <T>(list: T[]) => list[rand(list.length)];
 const fmtInt = (n: number) => Math.round(n).toLocaleString('en-US');
 
-function expectStatus<T = Record<string, unknown>>(what: string, res: HttpResponse, status: number): T {
-  if (res.status !== status) throw new Error(`Probe "${what}" answered ${res.status}, expected ${status}: ${res.text}`);
-  return res.json<T>();
-}
 
 export async function run(): Promise<void> {
   const config = readConfig();

@@ -9,7 +9,8 @@ import pg from 'pg';
 import { cpuProbe } from './lib/cpu.js';
 import { recreateDatabase, redact } from './lib/db.js';
 import { measureHashRate, type HashRateResult } from './lib/hashrate.js';
-import { http, type HttpResponse } from './lib/http.js';
+import { envNumber, expectStatus } from './lib/config.js';
+import { http } from './lib/http.js';
 import { runLoad, type LoadOptions, type LoadResult } from './lib/load.js';
 import { machineInfo, machineLine, markdownRatios, markdownTable, writeResults, type Ratio, type Row } from './lib/report.js';
 import { seedUsers } from './lib/seed.js';
@@ -19,13 +20,6 @@ export const description = 'Users Server API (get, create, metadata PATCH), clie
 
 const PASSWORD = 'bench-Password-42!';
 
-function envNumber(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number (got "${raw}")`);
-  return n;
-}
 
 function readConfig() {
   const config = {
@@ -55,10 +49,6 @@ function rotation(count: number) {
   return () => order[k++ % count];
 }
 
-function expectStatus<T = Record<string, unknown>>(what: string, res: HttpResponse, status: number): T {
-  if (res.status !== status) throw new Error(`Probe "${what}" answered ${res.status}, expected ${status}: ${res.text}`);
-  return res.json<T>();
-}
 
 function progress(done: number, total: number) {
   const step = Math.max(1, Math.floor(total / 10));

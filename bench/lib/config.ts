@@ -1,0 +1,18 @@
+import type { HttpResponse } from './http.js';
+
+/** A number from the environment (BENCH_*), or the fallback when unset; anything below `min` stops the bench. */
+export function envNumber(name: string, fallback: number, min = 0): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < min) {
+    throw new Error(`${name} must be ${min === 0 ? 'a non-negative number' : `a number of at least ${min}`} (got "${raw}")`);
+  }
+  return n;
+}
+
+/** The body of a probe's answer, or a stop naming the probe when its status is not the expected one. */
+export function expectStatus<T = Record<string, unknown>>(what: string, res: HttpResponse, status: number): T {
+  if (res.status !== status) throw new Error(`Probe "${what}" answered ${res.status}, expected ${status}: ${res.text}`);
+  return res.json<T>();
+}
