@@ -14,6 +14,7 @@ const registry: Record<string, () => Promise<Bench>> = {
   audit: () => import('./audit.js'),
   invitations: () => import('./invitations.js'),
   organizations: () => import('./organizations.js'),
+  impersonation: () => import('./impersonation.js'),
 };
 
 function usage(): string {

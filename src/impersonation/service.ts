@@ -1,3 +1,4 @@
+import { uuidv7 } from 'uuidv7';
 import { recordOwnEvent } from '../audit/service.js';
 import { frontendUrl, isAllowedRedirect } from '../environments/origins.js';
 import type { EnvironmentContext, EnvironmentsService } from '../environments/service.js';
@@ -33,37 +34,42 @@ export type RedeemBy = 'post' | 'link';
 export function createImpersonationService({ db, clock, environments, users, metrics }: ImpersonationDeps) {
   const store = createImpersonationStore(db);
 
-  /** The target must be a live user of the environment: 404 when absent, 403 when deleted or banned. */
-  async function assertTarget(environmentId: string, userId: string) {
-    const target = await users.get(environmentId, userId);
-    if (target.status === 'deleted') throw userDeleted();
-    if (target.status === 'banned') throw userBanned('target');
-  }
-  async function assertActor(environmentId: string, userId: string) {
-    const actor = await users.get(environmentId, userId).catch((err: unknown) => {
+  /**
+   * Why a mint found the target or the actor not active, target first: 404 when absent (or of another
+   * environment), 403 when deleted or banned. Read only after the mint's write matched nothing.
+   */
+  async function whyNotActive(environmentId: string, targetUserId: string, actorUserId: string): Promise<ProblemError> {
+    const target = await users.get(environmentId, targetUserId);
+    if (target.status === 'deleted') return userDeleted();
+    if (target.status === 'banned') return userBanned('target');
+    const actor = await users.get(environmentId, actorUserId).catch((err: unknown) => {
       throw err instanceof ProblemError && err.code === 'user_not_found' ? actorNotFound() : err;
     });
-    if (actor.status === 'deleted') throw actorDeleted();
-    if (actor.status === 'banned') throw userBanned('actor');
+    if (actor.status === 'deleted') return actorDeleted();
+    if (actor.status === 'banned') return userBanned('actor');
+    return userNotActive(); // active again by now: a ban or delete raced the mint
   }
 
   /**
-   * One transaction: the mint is counted against the month's quota (a conditional upsert, exact across
-   * processes), the ledger row is written, and the audit event records the reason. Any failure counts nothing.
+   * One transaction: the ledger row is written while both users are active, the mint is counted against
+   * the month's quota (a conditional upsert, exact across processes, late so its row lock is held
+   * briefly), and the audit event records the reason. Any refusal stores and counts nothing.
+   * Undefined when the target or the actor is not an active user.
    */
   function mintCounted(environmentId: string, targetUserId: string, body: MintBody, landingUrl: string | null, quota: number, by: Caller) {
     return inTransaction(db, async (trx) => {
       const now = clock.now();
       const txStore = createImpersonationStore(trx);
+      const token = randomToken('imp_');
+      const entry = await txStore.insertForActiveUsers(environmentId, {
+        tokenHash: sha256(token), actorUserId: body.actorUserId, targetUserId, reason: body.reason, landingUrl, month: monthOf(now),
+        expiresAt: new Date(now.getTime() + body.expiresInSeconds * 1000),
+      }, now);
+      if (!entry) return undefined;
       if ((await txStore.countMint(environmentId, monthOf(now), quota)) === undefined) {
         metrics.impersonationMints.inc({ result: 'quota_exhausted' });
         throw quotaExhausted(Math.max(1, Math.ceil((nextMonthStart(now).getTime() - now.getTime()) / 1000)), quota);
       }
-      const token = randomToken('imp_');
-      const entry = await txStore.insert(environmentId, {
-        tokenHash: sha256(token), actorUserId: body.actorUserId, targetUserId, reason: body.reason, landingUrl, month: monthOf(now),
-        expiresAt: new Date(now.getTime() + body.expiresInSeconds * 1000),
-      }, now);
       await recordOwnEvent(trx, environmentId, {
         action: 'impersonation.created', actor: impersonationActor(body.actorUserId), context: by.context, via: by.via,
         targets: [{ type: 'user', id: targetUserId }, { type: 'impersonation', id: entry.id }],
@@ -81,12 +87,13 @@ export function createImpersonationService({ db, clock, environments, users, met
     return inTransaction(db, async (trx) => {
       const now = clock.now();
       const txStore = createImpersonationStore(trx);
-      const redeemed = await txStore.redeem(env.id, tokenHash, from, now, by === 'link');
+      const sessionId = uuidv7();
+      const redeemed = await txStore.redeem(env.id, tokenHash, sessionId, from, now, by === 'link');
       if (!redeemed) throw by === 'link' && (await txStore.isLive(env.id, tokenHash, now)) ? noLandingUrl() : invalidToken();
-      const started = await startSession(trx, env.id, redeemed.target_user_id, lifetimes, { ...from, actor: impersonationActor(redeemed.actor_user_id) }, now);
+      const origin = { ...from, actor: impersonationActor(redeemed.actor_user_id) };
+      const started = await startSession(trx, env.id, redeemed.target_user_id, lifetimes, origin, now, sessionId);
       // Banned or deleted since the mint: the transaction rolls back, so no session and the token stays unredeemed.
       if (!started) throw userNotActive();
-      await txStore.setSession(env.id, redeemed.id, started.session.id);
       await recordOwnEvent(trx, env.id, {
         action: 'impersonation.redeemed', actor: impersonationActor(redeemed.actor_user_id), context: from, via: 'client_api',
         targets: [{ type: 'user', id: redeemed.target_user_id }, { type: 'session', id: started.session.id }, { type: 'impersonation', id: redeemed.id }],
@@ -113,10 +120,10 @@ export function createImpersonationService({ db, clock, environments, users, met
       if (body.actorUserId === targetUserId) throw selfImpersonation();
       if (!settings.impersonationEnabled) throw impersonationDisabled();
       if (!settings.plan.impersonation) throw impersonationNotInPlan();
-      await assertTarget(environmentId, targetUserId);
-      await assertActor(environmentId, body.actorUserId);
       const landingUrl = body.redirectUrl ?? settings.impersonationLandingUrl;
-      const { entry, token } = await mintCounted(environmentId, targetUserId, body, landingUrl, settings.plan.impersonationQuotaPerMonth, by);
+      const minted = await mintCounted(environmentId, targetUserId, body, landingUrl, settings.plan.impersonationQuotaPerMonth, by);
+      if (!minted) throw await whyNotActive(environmentId, targetUserId, body.actorUserId);
+      const { entry, token } = minted;
       metrics.impersonationMints.inc({ result: 'success' });
       const url = landingUrl === null ? null : `${frontendUrl(frontendHost)}/_svc/auth/session/impersonate?token=${token}`;
       return { id: entry.id, token, expiresInSeconds: body.expiresInSeconds, expiresAt: entry.expiresAt, url };

@@ -30,28 +30,34 @@ export function createImpersonationStore(db: Db) {
     usedIn: (environmentId: string, month: string) =>
       db.selectFrom('impersonation_usage').select('used').where('environment_id', '=', environmentId).where('month', '=', month)
         .executeTakeFirst().then((row) => row?.used ?? 0),
-    insert: (environmentId: string, values: NewImpersonation, now: Date) =>
-      db.insertInto('impersonations').values({
-        environment_id: environmentId, id: uuidv7(), token_hash: values.tokenHash, actor_user_id: values.actorUserId,
-        target_user_id: values.targetUserId, reason: values.reason, landing_url: values.landingUrl, month: values.month,
-        created_at: now, expires_at: values.expiresAt,
-      }).returningAll().executeTakeFirstOrThrow().then((row) => toImpersonation(row, now)),
+    /**
+     * Writes the ledger row only while the target and the actor are both active users of the environment:
+     * the mint's user checks and its write are one statement, with no read before it on the way that succeeds.
+     * Undefined when either is missing, banned or deleted.
+     */
+    insertForActiveUsers: (environmentId: string, values: NewImpersonation, now: Date) =>
+      sql<Selectable<ImpersonationRow>>`
+        insert into impersonations (environment_id, id, token_hash, actor_user_id, target_user_id, reason, landing_url, month, created_at, expires_at)
+        select t.environment_id, ${uuidv7()}::uuid, ${values.tokenHash}, a.id, t.id, ${values.reason}, ${values.landingUrl}, ${values.month},
+               ${now}::timestamptz, ${values.expiresAt}::timestamptz
+        from users t
+        join users a on a.environment_id = t.environment_id and a.id = ${values.actorUserId} and a.status = 'active'
+        where t.environment_id = ${environmentId} and t.id = ${values.targetUserId} and t.status = 'active'
+        returning *`.execute(db).then((r) => r.rows[0] && toImpersonation(r.rows[0], now)),
     /**
      * The one statement that redeems a token: only a live one (not redeemed, not revoked, not expired)
-     * matches, so a token works once however many redeem it at the same moment. `withLanding` also
-     * requires a landing URL (the browser link redirects to it).
+     * matches, so a token works once however many redeem it at the same moment. It names the session the
+     * caller starts next in the same transaction. `withLanding` also requires a landing URL (the browser
+     * link redirects to it).
      */
-    redeem: (environmentId: string, tokenHash: Buffer, from: CallerContext, now: Date, withLanding: boolean) => {
+    redeem: (environmentId: string, tokenHash: Buffer, sessionId: string, from: CallerContext, now: Date, withLanding: boolean) => {
       let query = db.updateTable('impersonations')
-        .set({ redeemed_at: now, redeemed_ip: from.ipAddress, redeemed_user_agent: from.userAgent })
+        .set({ redeemed_at: now, redeemed_ip: from.ipAddress, redeemed_user_agent: from.userAgent, session_id: sessionId })
         .where('environment_id', '=', environmentId).where('token_hash', '=', tokenHash)
         .where('redeemed_at', 'is', null).where('revoked_at', 'is', null).where('expires_at', '>', now);
       if (withLanding) query = query.where('landing_url', 'is not', null);
       return query.returningAll().executeTakeFirst();
     },
-    setSession: (environmentId: string, id: string, sessionId: string) =>
-      db.updateTable('impersonations').set({ session_id: sessionId })
-        .where('environment_id', '=', environmentId).where('id', '=', id).execute().then(() => undefined),
     /** Whether a token could be redeemed now by POST (it is live), whatever its landing URL. */
     isLive: (environmentId: string, tokenHash: Buffer, now: Date) =>
       db.selectFrom('impersonations').select('id').where('environment_id', '=', environmentId).where('token_hash', '=', tokenHash)

@@ -1,3 +1,4 @@
+import { uuidv7 } from 'uuidv7';
 import { recordOwnEvent } from '../audit/service.js';
 import type { Caller, CallerContext } from '../platform/caller.js';
 import type { Clock } from '../platform/clock.js';
@@ -41,12 +42,12 @@ const sessionNotFound = () => new ProblemError(404, 'resource_not_found', 'No se
 /**
  * Starts a session in the caller's transaction (or on its own): a fresh random token at every sign-in
  * (no fixation), only its hash stored. Undefined when the user is no longer active (banned or deleted
- * while signing in).
+ * while signing in). `id` is chosen by a caller that names the session before it starts (an impersonation redeemed).
  */
-export async function startSession(db: Db, environmentId: string, userId: string, lifetimes: SessionLifetimes, origin: SessionOrigin, now: Date) {
+export async function startSession(db: Db, environmentId: string, userId: string, lifetimes: SessionLifetimes, origin: SessionOrigin, now: Date, id = uuidv7()) {
   const token = randomToken('sess_');
   const session = await createSessionsStore(db).insert(environmentId, {
-    userId, tokenHash: sha256(token), actor: origin.actor ?? null, ipAddress: origin.ipAddress, userAgent: origin.userAgent,
+    id, userId, tokenHash: sha256(token), actor: origin.actor ?? null, ipAddress: origin.ipAddress, userAgent: origin.userAgent,
     idleTimeoutSeconds: lifetimes.idleTimeoutSeconds, expiresAt: new Date(now.getTime() + lifetimes.maxLifetimeSeconds * 1000),
   }, now);
   return session && { session, token };

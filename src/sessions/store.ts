@@ -1,12 +1,11 @@
 import { sql, type Selectable } from 'kysely';
-import { uuidv7 } from 'uuidv7';
 import { jsonb, type Db } from '../platform/db/database.js';
 import type { SessionRow } from '../platform/db/tables.js';
 import { toPage } from '../platform/http/pagination.js';
 import type { ListSessionsQuery, Session, SessionActor, StartedSession } from './schemas.js';
 
 export interface NewSession {
-  userId: string; tokenHash: Buffer; actor: SessionActor | null; ipAddress: string | null; userAgent: string | null;
+  id: string; userId: string; tokenHash: Buffer; actor: SessionActor | null; ipAddress: string | null; userAgent: string | null;
   idleTimeoutSeconds: number; expiresAt: Date;
 }
 
@@ -25,7 +24,7 @@ export function createSessionsStore(db: Db) {
       sql<Selectable<SessionRow>>`
         insert into sessions (environment_id, id, user_id, token_hash, actor, ip_address, user_agent,
                               created_at, last_active_at, idle_timeout_seconds, expires_at)
-        select u.environment_id, ${uuidv7()}::uuid, u.id, ${session.tokenHash}, ${session.actor === null ? null : jsonb(session.actor)}::jsonb,
+        select u.environment_id, ${session.id}::uuid, u.id, ${session.tokenHash}, ${session.actor === null ? null : jsonb(session.actor)}::jsonb,
                ${session.ipAddress}, ${session.userAgent}, ${now}::timestamptz, ${now}::timestamptz,
                ${session.idleTimeoutSeconds}::integer, ${session.expiresAt}::timestamptz
         from users u
