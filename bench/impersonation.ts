@@ -11,7 +11,7 @@ import { compileStoreCall } from './lib/compile-sql.js';
 import { envNumber, expectStatus } from './lib/config.js';
 import { recreateDatabase, redact } from './lib/db.js';
 import { http } from './lib/http.js';
-import { timedWithCpu, type Latency } from './lib/latency.js';
+import { medianOfRounds, timedWithCpu, type Latency } from './lib/latency.js';
 import { machineInfo, machineLine, markdownRatios, markdownTable, writeResults, type Ratio, type Row } from './lib/report.js';
 import { startServer, type RunningServer } from './lib/server.js';
 import { percentile } from './lib/timed-load.js';
@@ -26,9 +26,9 @@ function readConfig() {
     connections: Math.floor(envNumber('BENCH_CONNECTIONS', 32, 1)),
     ledgerRows: Math.floor(envNumber('BENCH_LEDGER_ROWS', 100_000, 1000)),
     /** Live tokens seeded for the redeem load (part of the ledger rows); each redeem uses one up. */
-    redeemTokens: Math.floor(envNumber('BENCH_REDEEM_TOKENS', 60_000, 1000)),
+    redeemTokens: Math.floor(envNumber('BENCH_REDEEM_TOKENS', 80_000, 1000)),
     targets: Math.floor(envNumber('BENCH_TARGETS', 200, 1)),
-    rounds: Math.floor(envNumber('BENCH_ROUNDS', 2, 1)),
+    rounds: Math.floor(envNumber('BENCH_ROUNDS', 3, 1)),
     quotaSamples: Math.floor(envNumber('BENCH_QUOTA_SAMPLES', 2000, 100)),
   };
 }
@@ -165,14 +165,12 @@ export async function run(): Promise<void> {
     const quota = await quotaCheckLatency(config.databaseUrl, env.id, config.quotaSamples);
     console.log(`  upsert p99 ${quota.upsert.p99Ms.toFixed(3)} ms; count(*) of the month's ledger p99 ${quota.countRows.p99Ms.toFixed(3)} ms`);
 
-    const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
-    const meanOrNull = (values: (number | null)[]) => (values.some((v) => v === null) ? null : mean(values as number[]));
-    const row = (k: keyof typeof loads): Row => ({
-      name: loads[k].name, rate: mean(rounds[k].map((l) => l.requestsPerSecond)), p50Ms: mean(rounds[k].map((l) => l.p50Ms)),
-      p99Ms: mean(rounds[k].map((l) => l.p99Ms)), non2xx: rounds[k].reduce((a, l) => a + l.non2xx + l.errors + l.timeouts, 0),
-      serverCpuMs: meanOrNull(rounds[k].map((l) => l.serverCpuMsPerRequest)), postgresCpuMs: meanOrNull(rounds[k].map((l) => l.postgresCpuMsPerRequest)),
+    // The median of the rounds: one round disturbed by something else on a shared machine does not move it.
+    const toRow = (name: string, l: Latency): Row => ({
+      name, rate: l.requestsPerSecond, p50Ms: l.p50Ms, p99Ms: l.p99Ms, non2xx: l.non2xx + l.errors + l.timeouts,
+      serverCpuMs: l.serverCpuMsPerRequest, postgresCpuMs: l.postgresCpuMsPerRequest,
     });
-    const rows = keys.map(row);
+    const rows = keys.map((k) => toRow(loads[k].name, medianOfRounds(rounds[k])));
     const cpu = (r: Row) => (r.serverCpuMs === null ? null : r.serverCpuMs + (r.postgresCpuMs ?? 0));
     const ratio = (k: 'mint' | 'redeem'): Ratio => {
       const [base, it] = [rows[0]!, rows[keys.indexOf(k)]!];
@@ -186,8 +184,8 @@ export async function run(): Promise<void> {
       config: { ...config, databaseUrl: redact(config.databaseUrl) }, machine: { ...machineInfo(), loadAtStart, loadAtEnd: loadavg() },
       rounds, rows, ratios, mintAlone, quota: { ...quota, aimMs: 10, met: quotaMet },
     });
-    console.log(`\n## Impersonation (${started.toISOString().slice(0, 10)}, ${fmtInt(config.ledgerRows)} ledger rows this month, ${config.connections} connections, mean of ${config.rounds} rounds)\n`);
-    console.log(markdownTable([...rows, { ...row('mint'), ...mintAlone, name: 'mint, 1 connection', rate: mintAlone.requestsPerSecond, serverCpuMs: mintAlone.serverCpuMsPerRequest, postgresCpuMs: mintAlone.postgresCpuMsPerRequest }]));
+    console.log(`\n## Impersonation (${started.toISOString().slice(0, 10)}, ${fmtInt(config.ledgerRows)} ledger rows this month, ${config.connections} connections, median of ${config.rounds} rounds)\n`);
+    console.log(markdownTable([...rows, toRow('mint, 1 connection', mintAlone)]));
     console.log(`\n${markdownRatios(ratios)}\n`);
     console.log('| Quota check | p50 ms | p99 ms | max ms | Aim | |');
     console.log('|---|---:|---:|---:|---|---|');

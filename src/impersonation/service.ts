@@ -2,7 +2,7 @@ import { uuidv7 } from 'uuidv7';
 import { recordOwnEvent } from '../audit/service.js';
 import { frontendUrl, isAllowedRedirect } from '../environments/origins.js';
 import type { EnvironmentContext, EnvironmentsService } from '../environments/service.js';
-import type { Caller, RequestContext } from '../platform/caller.js';
+import type { Actor, Caller, RequestContext } from '../platform/caller.js';
 import type { Clock } from '../platform/clock.js';
 import { randomToken, sha256 } from '../platform/crypto/tokens.js';
 import { inTransaction, type Db } from '../platform/db/database.js';
@@ -18,7 +18,7 @@ import {
 } from './errors.js';
 import type { ListImpersonationsQuery, MintBody, MintedToken, Usage } from './schemas.js';
 import { createImpersonationStore } from './store.js';
-import { monthOf, nextMonthStart } from './months.js';
+import { monthOf, nextMonthStart, secondsToNextMonth } from './months.js';
 
 export interface ImpersonationDeps {
   db: Db; clock: Clock;
@@ -26,6 +26,9 @@ export interface ImpersonationDeps {
   users: Pick<UsersService, 'get'>;
   metrics: Pick<Metrics, 'impersonationMints' | 'impersonationRedeems'>;
 }
+
+/** The operator as the actor of the mint and redeem events: acting as themselves, not yet behind the target. */
+const operator = (actorUserId: string): Actor => ({ type: 'user', id: actorUserId, impersonatorId: null });
 
 /** How a token is redeemed: by POST (a session answered like sign-in) or by the browser link (a redirect to the landing URL). */
 export type RedeemBy = 'post' | 'link';
@@ -68,10 +71,10 @@ export function createImpersonationService({ db, clock, environments, users, met
       if (!entry) return undefined;
       if ((await txStore.countMint(environmentId, monthOf(now), quota)) === undefined) {
         metrics.impersonationMints.inc({ result: 'quota_exhausted' });
-        throw quotaExhausted(Math.max(1, Math.ceil((nextMonthStart(now).getTime() - now.getTime()) / 1000)), quota);
+        throw quotaExhausted(secondsToNextMonth(now), quota);
       }
       await recordOwnEvent(trx, environmentId, {
-        action: 'impersonation.created', actor: impersonationActor(body.actorUserId), context: by.context, via: by.via,
+        action: 'impersonation.created', actor: operator(body.actorUserId), context: by.context, via: by.via,
         targets: [{ type: 'user', id: targetUserId }, { type: 'impersonation', id: entry.id }],
         metadata: { reason: body.reason, expiresInSeconds: body.expiresInSeconds, mintedBy: { type: by.actor.type, id: by.actor.id } },
       }, now);
@@ -95,7 +98,7 @@ export function createImpersonationService({ db, clock, environments, users, met
       // Banned or deleted since the mint: the transaction rolls back, so no session and the token stays unredeemed.
       if (!started) throw userNotActive();
       await recordOwnEvent(trx, env.id, {
-        action: 'impersonation.redeemed', actor: impersonationActor(redeemed.actor_user_id), context: from, via: 'client_api',
+        action: 'impersonation.redeemed', actor: operator(redeemed.actor_user_id), context: from, via: 'client_api',
         targets: [{ type: 'user', id: redeemed.target_user_id }, { type: 'session', id: started.session.id }, { type: 'impersonation', id: redeemed.id }],
         metadata: { reason: redeemed.reason, by },
       }, now);

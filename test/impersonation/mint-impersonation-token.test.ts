@@ -191,7 +191,7 @@ describe('POST /api/server/v1/users/:userId/impersonation-token', () => {
     const body = await minted(t, cast, { reason: 'Ticket #77' });
     const [event] = await eventsOf(t, cast.env, 'impersonation.created');
     expect(event).toMatchObject({
-      actor_type: 'user', actor_id: cast.actor.id, actor_impersonator_id: cast.actor.id,
+      actor_type: 'user', actor_id: cast.actor.id, actor_impersonator_id: null,
       targets: [{ type: 'user', id: cast.target.id }, { type: 'impersonation', id: body.id }],
       metadata: { reason: 'Ticket #77', expiresInSeconds: 600, mintedBy: { type: 'api_key', id: expect.any(String) } },
       producer: { type: 'gatehouse', via: 'server_api' },

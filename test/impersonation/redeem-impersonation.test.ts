@@ -147,7 +147,7 @@ describe('redeeming an impersonation token', () => {
       expect(entry.redemption).toEqual({ redeemedAt: t.clock.now().toISOString(), ipAddress: '203.0.113.9', userAgent: 'SupportConsole/2.0', sessionId });
       const [event] = await eventsOf(t, cast.env, 'impersonation.redeemed');
       expect(event).toMatchObject({
-        actor_type: 'user', actor_id: cast.actor.id, ip_address: '203.0.113.9', user_agent: 'SupportConsole/2.0',
+        actor_type: 'user', actor_id: cast.actor.id, actor_impersonator_id: null, ip_address: '203.0.113.9', user_agent: 'SupportConsole/2.0',
         targets: [{ type: 'user', id: cast.target.id }, { type: 'session', id: sessionId }, { type: 'impersonation', id }],
         metadata: { reason: 'Ticket #9', by: 'post' }, producer: { type: 'gatehouse', via: 'client_api' },
       });
