@@ -80,12 +80,13 @@ describe('the server process (src/main.ts)', () => {
 
     server.signal('SIGTERM');
     await server.waitForOutput('draining in-flight requests');
-    // The listener closes right after the log line; a request that slips in between is answered 503.
+    // The listener closes right after the log line; a request that slips in between is answered 503, or
+    // reset when the kernel had queued its connection on the listener that just closed.
     const refused = await httpRequest(server.port, { path: '/healthz' }).then((r) => r.status, (err: NodeJS.ErrnoException) => err.code);
     halfSent.finish();
 
     const responses = [await halfSent.response, ...(await Promise.all(concurrent))];
-    expect(['ECONNREFUSED', 503]).toContain(refused);
+    expect(['ECONNREFUSED', 'ECONNRESET', 503]).toContain(refused);
     expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
     expect(responses.every((r) => typeof r.json().sessionToken === 'string')).toBe(true);
     // The keep-alive agent still holds its connections open: without closing them, Fastify's drain would
