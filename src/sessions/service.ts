@@ -11,7 +11,7 @@ import type { ListSessionsQuery, SessionActor } from './schemas.js';
 import { createSessionsStore } from './store.js';
 
 export interface SessionLifetimes { idleTimeoutSeconds: number; maxLifetimeSeconds: number }
-/** Where a session starts from: the request's context, and the RFC 8693 actor of an impersonated session. */
+/** Where a session starts from: the request's context, and the actor of an impersonated session. */
 export interface SessionOrigin extends CallerContext { actor?: SessionActor | null }
 
 // Writing last-activity on every request would turn each read into a write. A minute's precision is
