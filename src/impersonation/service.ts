@@ -30,6 +30,9 @@ export interface ImpersonationDeps {
 /** The operator as the actor of the mint and redeem events: acting as themselves, not yet behind the target. */
 const operator = (actorUserId: string): Actor => ({ type: 'user', id: actorUserId, impersonatorId: null });
 
+/** Rolls the mint's transaction back (its count included) when its statement wrote nothing. */
+class NotMinted extends Error {}
+
 /** How a token is redeemed: by POST (a session answered like sign-in) or by the browser link (a redirect to the landing URL). */
 export type RedeemBy = 'post' | 'link';
 
@@ -38,10 +41,10 @@ export function createImpersonationService({ db, clock, environments, users, met
   const store = createImpersonationStore(db);
 
   /**
-   * Why a mint found the target or the actor not active, target first: 404 when absent (or of another
-   * environment), 403 when deleted or banned. Read only after the mint's write matched nothing.
+   * Why a mint wrote nothing, read only after its statement matched nothing: the target, then the actor,
+   * 404 when absent (or of another environment), 403 when deleted or banned; with both active, the quota.
    */
-  async function whyNotActive(environmentId: string, targetUserId: string, actorUserId: string): Promise<ProblemError> {
+  async function whyNotMinted(environmentId: string, targetUserId: string, actorUserId: string, quota: number, now: Date): Promise<ProblemError> {
     const target = await users.get(environmentId, targetUserId);
     if (target.status === 'deleted') return userDeleted();
     if (target.status === 'banned') return userBanned('target');
@@ -50,35 +53,33 @@ export function createImpersonationService({ db, clock, environments, users, met
     });
     if (actor.status === 'deleted') return actorDeleted();
     if (actor.status === 'banned') return userBanned('actor');
-    return userNotActive(); // active again by now: a ban or delete raced the mint
+    metrics.impersonationMints.inc({ result: 'quota_exhausted' });
+    return quotaExhausted(secondsToNextMonth(now), quota);
   }
 
   /**
-   * One transaction: the ledger row is written while both users are active, the mint is counted against
-   * the month's quota (a conditional upsert, exact across processes, late so its row lock is held
-   * briefly), and the audit event records the reason. Any refusal stores and counts nothing.
-   * Undefined when the target or the actor is not an active user.
+   * One transaction: one statement counts the mint against the month's quota and writes the ledger row
+   * while both users are active; then the audit event records the reason. Undefined when a user is not
+   * active or the quota is spent: the transaction is rolled back, so nothing is stored and nothing counted.
    */
   function mintCounted(environmentId: string, targetUserId: string, body: MintBody, landingUrl: string | null, quota: number, by: Caller) {
     return inTransaction(db, async (trx) => {
       const now = clock.now();
-      const txStore = createImpersonationStore(trx);
       const token = randomToken('imp_');
-      const entry = await txStore.insertForActiveUsers(environmentId, {
+      const entry = await createImpersonationStore(trx).insertCounted(environmentId, {
         tokenHash: sha256(token), actorUserId: body.actorUserId, targetUserId, reason: body.reason, landingUrl, month: monthOf(now),
         expiresAt: new Date(now.getTime() + body.expiresInSeconds * 1000),
-      }, now);
-      if (!entry) return undefined;
-      if ((await txStore.countMint(environmentId, monthOf(now), quota)) === undefined) {
-        metrics.impersonationMints.inc({ result: 'quota_exhausted' });
-        throw quotaExhausted(secondsToNextMonth(now), quota);
-      }
+      }, quota, now);
+      if (!entry) throw new NotMinted();
       await recordOwnEvent(trx, environmentId, {
         action: 'impersonation.created', actor: operator(body.actorUserId), context: by.context, via: by.via,
         targets: [{ type: 'user', id: targetUserId }, { type: 'impersonation', id: entry.id }],
         metadata: { reason: body.reason, expiresInSeconds: body.expiresInSeconds, mintedBy: { type: by.actor.type, id: by.actor.id } },
       }, now);
       return { entry, token };
+    }).catch((err: unknown) => {
+      if (err instanceof NotMinted) return undefined;
+      throw err;
     });
   }
 
@@ -115,7 +116,8 @@ export function createImpersonationService({ db, clock, environments, users, met
   return {
     /**
      * Mints a single-use token to sign in as the target. Checked in order: the redirect URL (400), the
-     * environment's switch and plan (403), the target and the actor (404, 403), then the quota (429).
+     * environment's switch and plan (403), then, only when the mint's one statement wrote nothing, the
+     * target and the actor (404, 403) and the quota (429).
      */
     async mint(environmentId: string, targetUserId: string, body: MintBody, by: Caller): Promise<MintedToken> {
       const { settings, allowedOrigins, frontendHost } = await environments.record(environmentId);
@@ -124,8 +126,9 @@ export function createImpersonationService({ db, clock, environments, users, met
       if (!settings.impersonationEnabled) throw impersonationDisabled();
       if (!settings.plan.impersonation) throw impersonationNotInPlan();
       const landingUrl = body.redirectUrl ?? settings.impersonationLandingUrl;
-      const minted = await mintCounted(environmentId, targetUserId, body, landingUrl, settings.plan.impersonationQuotaPerMonth, by);
-      if (!minted) throw await whyNotActive(environmentId, targetUserId, body.actorUserId);
+      const quota = settings.plan.impersonationQuotaPerMonth;
+      const minted = await mintCounted(environmentId, targetUserId, body, landingUrl, quota, by);
+      if (!minted) throw await whyNotMinted(environmentId, targetUserId, body.actorUserId, quota, clock.now());
       const { entry, token } = minted;
       metrics.impersonationMints.inc({ result: 'success' });
       const url = landingUrl === null ? null : `${frontendUrl(frontendHost)}/_svc/auth/session/impersonate?token=${token}`;
