@@ -61,15 +61,9 @@ async function seedLedger(pool: pg.Pool, environmentId: string, targets: string[
   return tokens;
 }
 
-/**
- * Latency of the mint's statement, which checks and counts the quota and writes the ledger row (the
- * store's own statement, rolled back so nothing counts) and, for contrast, of counting the month's ledger.
- */
-async function quotaCheckLatency(databaseUrl: string, environmentId: string, users: { target: string; actor: string }, samples: number) {
-  const counted = await compileStoreCall(createImpersonationStore, (store) => store.insertCounted(environmentId, {
-    tokenHash: sha256('bench'), actorUserId: users.actor, targetUserId: users.target, reason: 'bench', landingUrl: null, month: month(),
-    expiresAt: new Date(Date.now() + 600_000),
-  }, 1_000_000, new Date()));
+/** Latency of the quota check (the store's own statement, rolled back so nothing counts) and, for contrast, of counting the month's ledger. */
+async function quotaCheckLatency(databaseUrl: string, environmentId: string, samples: number) {
+  const counted = await compileStoreCall(createImpersonationStore, (store) => store.countMint(environmentId, month(), 1_000_000));
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   // Each sample in a transaction of its own, rolled back, as a mint's transaction would hold it.
@@ -167,9 +161,9 @@ export async function run(): Promise<void> {
     console.log('measuring mint on 1 connection (its p99 includes the quota check)');
     const mintAlone = await measure('mint', 1);
     say('1 conn', mintAlone);
-    console.log(`measuring the mint statement (quota check and ledger write), ${config.quotaSamples} samples`);
-    const quota = await quotaCheckLatency(config.databaseUrl, env.id, { target: targets[0]!, actor }, config.quotaSamples);
-    console.log(`  mint statement p99 ${quota.upsert.p99Ms.toFixed(3)} ms; count(*) of the month's ledger p99 ${quota.countRows.p99Ms.toFixed(3)} ms`);
+    console.log(`measuring the quota check statement, ${config.quotaSamples} samples`);
+    const quota = await quotaCheckLatency(config.databaseUrl, env.id, config.quotaSamples);
+    console.log(`  upsert p99 ${quota.upsert.p99Ms.toFixed(3)} ms; count(*) of the month's ledger p99 ${quota.countRows.p99Ms.toFixed(3)} ms`);
 
     // The median of the rounds: one round disturbed by something else on a shared machine does not move it.
     const toRow = (name: string, l: Latency): Row => ({
@@ -195,7 +189,7 @@ export async function run(): Promise<void> {
     console.log(`\n${markdownRatios(ratios)}\n`);
     console.log('| Quota check | p50 ms | p99 ms | max ms | Aim | |');
     console.log('|---|---:|---:|---:|---|---|');
-    console.log(`| the mint's statement: quota upsert + ledger insert | ${quota.upsert.p50Ms.toFixed(3)} | ${quota.upsert.p99Ms.toFixed(3)} | ${quota.upsert.maxMs.toFixed(2)} | p99 < 10 ms | ${quotaMet ? 'met' : '**missed**'} |`);
+    console.log(`| the quota upsert (what mint runs first) | ${quota.upsert.p50Ms.toFixed(3)} | ${quota.upsert.p99Ms.toFixed(3)} | ${quota.upsert.maxMs.toFixed(2)} | p99 < 10 ms | ${quotaMet ? 'met' : '**missed**'} |`);
     console.log(`| for contrast: count(*) of the month's ledger | ${quota.countRows.p50Ms.toFixed(3)} | ${quota.countRows.p99Ms.toFixed(3)} | ${quota.countRows.maxMs.toFixed(2)} | | |`);
     console.log(`\nresults: ${file}`);
   } catch (err) {

@@ -30,9 +30,6 @@ export interface ImpersonationDeps {
 /** The operator as the actor of the mint and redeem events: acting as themselves, not yet behind the target. */
 const operator = (actorUserId: string): Actor => ({ type: 'user', id: actorUserId, impersonatorId: null });
 
-/** Rolls the mint's transaction back (its count included) when its statement wrote nothing. */
-class NotMinted extends Error {}
-
 /** How a token is redeemed: by POST (a session answered like sign-in) or by the browser link (a redirect to the landing URL). */
 export type RedeemBy = 'post' | 'link';
 
@@ -41,10 +38,10 @@ export function createImpersonationService({ db, clock, environments, users, met
   const store = createImpersonationStore(db);
 
   /**
-   * Why a mint wrote nothing, read only after its statement matched nothing: the target, then the actor,
-   * 404 when absent (or of another environment), 403 when deleted or banned; with both active, the quota.
+   * Why a mint was refused, read only once it was: the target, then the actor, 404 when absent (or of
+   * another environment), 403 when deleted or banned; undefined when both are active.
    */
-  async function whyNotMinted(environmentId: string, targetUserId: string, actorUserId: string, quota: number, now: Date): Promise<ProblemError> {
+  async function whyUsersRefused(environmentId: string, targetUserId: string, actorUserId: string): Promise<ProblemError | undefined> {
     const target = await users.get(environmentId, targetUserId);
     if (target.status === 'deleted') return userDeleted();
     if (target.status === 'banned') return userBanned('target');
@@ -53,34 +50,47 @@ export function createImpersonationService({ db, clock, environments, users, met
     });
     if (actor.status === 'deleted') return actorDeleted();
     if (actor.status === 'banned') return userBanned('actor');
-    metrics.impersonationMints.inc({ result: 'quota_exhausted' });
-    return quotaExhausted(secondsToNextMonth(now), quota);
+    return undefined;
   }
 
   /**
-   * One transaction: one statement counts the mint against the month's quota and writes the ledger row
-   * while both users are active; then the audit event records the reason. Undefined when a user is not
-   * active or the quota is spent: the transaction is rolled back, so nothing is stored and nothing counted.
+   * The mint's writes. The quota is reserved first by one statement of its own, so the month's counter
+   * row is locked only for that statement; a mint that does not happen gives it back (a crash in between
+   * leaves the quota one lower for the month, never one over). Then one transaction writes the ledger
+   * row while both users are active, and the audit event with the reason.
    */
-  function mintCounted(environmentId: string, targetUserId: string, body: MintBody, landingUrl: string | null, quota: number, by: Caller) {
-    return inTransaction(db, async (trx) => {
-      const now = clock.now();
-      const token = randomToken('imp_');
-      const entry = await createImpersonationStore(trx).insertCounted(environmentId, {
-        tokenHash: sha256(token), actorUserId: body.actorUserId, targetUserId, reason: body.reason, landingUrl, month: monthOf(now),
+  async function mintCounted(environmentId: string, targetUserId: string, body: MintBody, landingUrl: string | null, quota: number, by: Caller) {
+    const now = clock.now();
+    const month = monthOf(now);
+    if ((await store.countMint(environmentId, month, quota)) === undefined) {
+      const refused = await whyUsersRefused(environmentId, targetUserId, body.actorUserId);
+      if (refused) throw refused;
+      metrics.impersonationMints.inc({ result: 'quota_exhausted' });
+      throw quotaExhausted(secondsToNextMonth(now), quota);
+    }
+    const token = randomToken('imp_');
+    const entry = await inTransaction(db, async (trx) => {
+      const inserted = await createImpersonationStore(trx).insertForActiveUsers(environmentId, {
+        tokenHash: sha256(token), actorUserId: body.actorUserId, targetUserId, reason: body.reason, landingUrl, month,
         expiresAt: new Date(now.getTime() + body.expiresInSeconds * 1000),
-      }, quota, now);
-      if (!entry) throw new NotMinted();
-      await recordOwnEvent(trx, environmentId, {
-        action: 'impersonation.created', actor: operator(body.actorUserId), context: by.context, via: by.via,
-        targets: [{ type: 'user', id: targetUserId }, { type: 'impersonation', id: entry.id }],
-        metadata: { reason: body.reason, expiresInSeconds: body.expiresInSeconds, mintedBy: { type: by.actor.type, id: by.actor.id } },
       }, now);
-      return { entry, token };
-    }).catch((err: unknown) => {
-      if (err instanceof NotMinted) return undefined;
+      if (inserted) {
+        await recordOwnEvent(trx, environmentId, {
+          action: 'impersonation.created', actor: operator(body.actorUserId), context: by.context, via: by.via,
+          targets: [{ type: 'user', id: targetUserId }, { type: 'impersonation', id: inserted.id }],
+          metadata: { reason: body.reason, expiresInSeconds: body.expiresInSeconds, mintedBy: { type: by.actor.type, id: by.actor.id } },
+        }, now);
+      }
+      return inserted;
+    }).catch(async (err: unknown) => {
+      await store.uncountMint(environmentId, month);
       throw err;
     });
+    if (!entry) {
+      await store.uncountMint(environmentId, month);
+      throw (await whyUsersRefused(environmentId, targetUserId, body.actorUserId)) ?? userNotActive();
+    }
+    return { entry, token };
   }
 
   /** Redeems the token and starts the target's session in one transaction; the ledger row records when and from where. */
@@ -116,8 +126,8 @@ export function createImpersonationService({ db, clock, environments, users, met
   return {
     /**
      * Mints a single-use token to sign in as the target. Checked in order: the redirect URL (400), the
-     * environment's switch and plan (403), then, only when the mint's one statement wrote nothing, the
-     * target and the actor (404, 403) and the quota (429).
+     * environment's switch and plan (403), then, only once a write was refused, the target and the
+     * actor (404, 403) before the quota (429).
      */
     async mint(environmentId: string, targetUserId: string, body: MintBody, by: Caller): Promise<MintedToken> {
       const { settings, allowedOrigins, frontendHost } = await environments.record(environmentId);
@@ -126,10 +136,7 @@ export function createImpersonationService({ db, clock, environments, users, met
       if (!settings.impersonationEnabled) throw impersonationDisabled();
       if (!settings.plan.impersonation) throw impersonationNotInPlan();
       const landingUrl = body.redirectUrl ?? settings.impersonationLandingUrl;
-      const quota = settings.plan.impersonationQuotaPerMonth;
-      const minted = await mintCounted(environmentId, targetUserId, body, landingUrl, quota, by);
-      if (!minted) throw await whyNotMinted(environmentId, targetUserId, body.actorUserId, quota, clock.now());
-      const { entry, token } = minted;
+      const { entry, token } = await mintCounted(environmentId, targetUserId, body, landingUrl, settings.plan.impersonationQuotaPerMonth, by);
       metrics.impersonationMints.inc({ result: 'success' });
       const url = landingUrl === null ? null : `${frontendUrl(frontendHost)}/_svc/auth/session/impersonate?token=${token}`;
       return { id: entry.id, token, expiresInSeconds: body.expiresInSeconds, expiresAt: entry.expiresAt, url };

@@ -19,26 +19,34 @@ export function createImpersonationStore(db: Db) {
       db.selectFrom('impersonation_usage').select('used').where('environment_id', '=', environmentId).where('month', '=', month)
         .executeTakeFirst().then((row) => row?.used ?? 0),
     /**
-     * The mint as one statement: it counts the mint in its month while fewer than `quota` were counted (a
-     * conditional upsert, so concurrent mints in any number of processes never pass the quota) and writes
-     * the ledger row while the target and the actor are both active users of the environment. Undefined
-     * when either is not, or the quota is spent; the caller then rolls back, which un-counts the mint.
-     * The month's counter row stays locked until the caller's transaction ends.
+     * Reserves one mint of the month while fewer than `quota` are counted: one conditional upsert, so
+     * concurrent mints in any number of processes never pass the quota. Undefined when it is spent. Run
+     * on its own (autocommit), it holds the month's row lock for this statement only.
      */
-    insertCounted: (environmentId: string, values: NewImpersonation, quota: number, now: Date) =>
+    countMint: (environmentId: string, month: string, quota: number) =>
+      sql<{ used: number }>`
+        insert into impersonation_usage (environment_id, month, used)
+        select ${environmentId}::uuid, ${month}, 1 where ${quota > 0}
+        on conflict (environment_id, month)
+        do update set used = impersonation_usage.used + 1 where impersonation_usage.used < ${quota}
+        returning used`.execute(db).then((r) => r.rows[0]?.used),
+    /** Gives back a reserved mint that was not made. */
+    uncountMint: (environmentId: string, month: string) =>
+      db.updateTable('impersonation_usage').set((eb) => ({ used: eb('used', '-', 1) }))
+        .where('environment_id', '=', environmentId).where('month', '=', month).where('used', '>', 0)
+        .execute().then(() => undefined),
+    /**
+     * Writes the ledger row only while the target and the actor are both active users of the environment,
+     * so the mint's user checks and its write are one statement. Undefined when either is not.
+     */
+    insertForActiveUsers: (environmentId: string, values: NewImpersonation, now: Date) =>
       sql<Selectable<ImpersonationRow>>`
-        with counted as (
-          insert into impersonation_usage (environment_id, month, used)
-          select ${environmentId}::uuid, ${values.month}, 1 where ${quota > 0}
-          on conflict (environment_id, month)
-          do update set used = impersonation_usage.used + 1 where impersonation_usage.used < ${quota}
-          returning used)
         insert into impersonations (environment_id, id, token_hash, actor_user_id, target_user_id, reason, landing_url, month, created_at, expires_at)
         select t.environment_id, ${uuidv7()}::uuid, ${values.tokenHash}, a.id, t.id, ${values.reason}, ${values.landingUrl}, ${values.month},
                ${now}::timestamptz, ${values.expiresAt}::timestamptz
         from users t
         join users a on a.environment_id = t.environment_id and a.id = ${values.actorUserId} and a.status = 'active'
-        where t.environment_id = ${environmentId} and t.id = ${values.targetUserId} and t.status = 'active' and exists (select 1 from counted)
+        where t.environment_id = ${environmentId} and t.id = ${values.targetUserId} and t.status = 'active'
         returning *`.execute(db).then((r) => r.rows[0] && toImpersonation(r.rows[0], now)),
     /**
      * The one statement that redeems a token: only a live one (not redeemed, not revoked, not expired)
