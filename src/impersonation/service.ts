@@ -9,7 +9,7 @@ import { inTransaction, type Db } from '../platform/db/database.js';
 import { ProblemError } from '../platform/http/problem.js';
 import type { Metrics } from '../platform/metrics.js';
 import { endSession, impersonationActor, startSession } from '../sessions/service.js';
-import { toClientUser } from '../users/accounts.js';
+import { clientUserFromJson } from '../users/accounts.js';
 import { userDeleted } from '../users/errors.js';
 import type { UsersService } from '../users/service.js';
 import {
@@ -113,7 +113,7 @@ export function createImpersonationService({ db, clock, environments, users, met
         targets: [{ type: 'user', id: redeemed.target_user_id }, { type: 'session', id: started.session.id }, { type: 'impersonation', id: redeemed.id }],
         metadata: { reason: redeemed.reason, by },
       }, now);
-      return { ...started, userId: redeemed.target_user_id, landingUrl: redeemed.landing_url };
+      return { ...started, user: clientUserFromJson(redeemed.target), landingUrl: redeemed.landing_url };
     });
   }
 
@@ -146,9 +146,8 @@ export function createImpersonationService({ db, clock, environments, users, met
     async redeem(env: EnvironmentContext, token: string, from: RequestContext, by: RedeemBy) {
       try {
         const redeemed = await redeemIn(env, token, from, by);
-        const user = toClientUser(await users.get(env.id, redeemed.userId));
         metrics.impersonationRedeems.inc({ result: 'success' });
-        return { ...redeemed, user };
+        return redeemed;
       } catch (err) {
         metrics.impersonationRedeems.inc({ result: err instanceof ProblemError ? err.code : 'error' });
         throw err;

@@ -4,6 +4,7 @@ import type { Db } from '../platform/db/database.js';
 import type { ImpersonationRow } from '../platform/db/tables.js';
 import { toPage } from '../platform/http/pagination.js';
 import type { CallerContext } from '../platform/caller.js';
+import type { JsonObject } from '../platform/json.js';
 import type { Impersonation, ListImpersonationsQuery } from './schemas.js';
 
 export interface NewImpersonation {
@@ -51,17 +52,19 @@ export function createImpersonationStore(db: Db) {
     /**
      * The one statement that redeems a token: only a live one (not redeemed, not revoked, not expired)
      * matches, so a token works once however many redeem it at the same moment. It names the session the
-     * caller starts next in the same transaction. `withLanding` also requires a landing URL (the browser
-     * link redirects to it).
+     * caller starts next in the same transaction, and answers the target's user row with it (as JSON, for
+     * the session's answer). `withLanding` also requires a landing URL (the browser link redirects to it).
      */
-    redeem: (environmentId: string, tokenHash: Buffer, sessionId: string, from: CallerContext, now: Date, withLanding: boolean) => {
-      let query = db.updateTable('impersonations')
-        .set({ redeemed_at: now, redeemed_ip: from.ipAddress, redeemed_user_agent: from.userAgent, session_id: sessionId })
-        .where('environment_id', '=', environmentId).where('token_hash', '=', tokenHash)
-        .where('redeemed_at', 'is', null).where('revoked_at', 'is', null).where('expires_at', '>', now);
-      if (withLanding) query = query.where('landing_url', 'is not', null);
-      return query.returningAll().executeTakeFirst();
-    },
+    redeem: (environmentId: string, tokenHash: Buffer, sessionId: string, from: CallerContext, now: Date, withLanding: boolean) =>
+      sql<Selectable<ImpersonationRow> & { target: JsonObject }>`
+        with redeemed as (
+          update impersonations
+          set redeemed_at = ${now}::timestamptz, redeemed_ip = ${from.ipAddress}, redeemed_user_agent = ${from.userAgent}, session_id = ${sessionId}::uuid
+          where environment_id = ${environmentId} and token_hash = ${tokenHash}
+            and redeemed_at is null and revoked_at is null and expires_at > ${now}::timestamptz ${withLanding ? sql`and landing_url is not null` : sql``}
+          returning *)
+        select r.*, to_jsonb(u) - 'password_hash' as target
+        from redeemed r join users u on u.environment_id = r.environment_id and u.id = r.target_user_id`.execute(db).then((r) => r.rows[0]),
     /** Whether a token could be redeemed now by POST (it is live), whatever its landing URL. */
     isLive: (environmentId: string, tokenHash: Buffer, now: Date) =>
       db.selectFrom('impersonations').select('id').where('environment_id', '=', environmentId).where('token_hash', '=', tokenHash)

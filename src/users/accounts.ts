@@ -1,12 +1,14 @@
+import type { Selectable } from 'kysely';
 import { uuidv7 } from 'uuidv7';
 import type { EnvironmentSettings } from '../environments/settings.js';
 import { hashPassword } from '../platform/crypto/passwords.js';
 import type { Db } from '../platform/db/database.js';
+import type { UserRow } from '../platform/db/tables.js';
 import type { JsonObject } from '../platform/json.js';
 import { emailTaken, weakPassword } from './errors.js';
 import { passwordProblem } from './password-policy.js';
 import type { ClientUser, User } from './schemas.js';
-import { createUsersStore, type NewUser } from './store.js';
+import { createUsersStore, toUser, type NewUser } from './store.js';
 
 /**
  * What other domains use of users: plain functions, and for writes functions taking the caller's
@@ -21,6 +23,17 @@ export const joinName = (first?: string | null, last?: string | null) => [first,
 export function toClientUser(user: User): ClientUser {
   const { privateMetadata: _private, ...client } = user;
   return client;
+}
+
+const TIMESTAMP_COLUMNS = new Set(['created_at', 'updated_at', 'email_verified_at', 'deleted_at', 'locked_until', 'last_sign_in_attempt_at']);
+
+/**
+ * A users row that another domain's statement read along with its own (`to_jsonb(u) - 'password_hash'`),
+ * in client form: one statement instead of a second round trip for the user.
+ */
+export function clientUserFromJson(row: JsonObject): ClientUser {
+  const columns = Object.entries(row).map(([column, value]) => [column, TIMESTAMP_COLUMNS.has(column) && typeof value === 'string' ? new Date(value) : value]);
+  return toClientUser(toUser(Object.fromEntries(columns) as Selectable<UserRow>));
 }
 
 /** The password's argon2id hash once it meets the environment's policy; 400 weak_password (before any hashing) otherwise. */

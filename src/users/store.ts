@@ -159,7 +159,7 @@ export type UsersStore = ReturnType<typeof createUsersStore>;
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-const toUser = (row: Selectable<UserRow>): User => ({
+export const toUser = (row: Selectable<UserRow>): User => ({
   id: row.id,
   environmentId: row.environment_id,
   name: row.name,

@@ -21,10 +21,12 @@ describe('redeeming an impersonation token', () => {
   describe('POST /_svc/auth/session/impersonate', () => {
     it("answers the target's session carrying the actor, in the shape of sign-in", async () => {
       const cast = await givenCast(t);
+      await t.server(cast.env).patch(`/users/${cast.target.id}/metadata`, { publicMetadata: { plan: 'pro' }, privateMetadata: { stripe: 'cus_1' } });
       const { body } = await impersonate(cast);
       expect(Object.keys(body).sort()).toEqual(['session', 'sessionToken', 'user']);
+      const { privateMetadata: _private, ...clientForm } = (await t.server(cast.env).get(`/users/${cast.target.id}`)).json();
+      expect(body.user).toEqual(clientForm);
       expect(body.user).toMatchObject({ id: cast.target.id, email: cast.target.email });
-      expect(body.user).not.toHaveProperty('privateMetadata');
       expect(body.session).toMatchObject({ userId: cast.target.id, actor: actorOf(cast) });
       expect(body.sessionToken).toMatch(/^sess_/);
     });
