@@ -13,6 +13,7 @@ import { recreateDatabase, redact } from './lib/db.js';
 import { http } from './lib/http.js';
 import { medianOfRounds, timedWithCpu, type Latency } from './lib/latency.js';
 import { machineInfo, machineLine, markdownRatios, markdownTable, writeResults, type Ratio, type Row } from './lib/report.js';
+import { seedUsers } from './lib/seed.js';
 import { startServer, type RunningServer } from './lib/server.js';
 import { percentile } from './lib/timed-load.js';
 
@@ -27,7 +28,9 @@ function readConfig() {
     ledgerRows: Math.floor(envNumber('BENCH_LEDGER_ROWS', 100_000, 1000)),
     /** Live tokens seeded for the redeem load (part of the ledger rows); each redeem uses one up. */
     redeemTokens: Math.floor(envNumber('BENCH_REDEEM_TOKENS', 80_000, 1000)),
-    targets: Math.floor(envNumber('BENCH_TARGETS', 200, 1)),
+    targets: Math.floor(envNumber('BENCH_TARGETS', 10_000, 1)),
+    /** The support team: mints and redeems rotate over them, as the targets rotate over the users. */
+    actors: Math.floor(envNumber('BENCH_ACTORS', 20, 1)),
     rounds: Math.floor(envNumber('BENCH_ROUNDS', 5, 1)),
     quotaSamples: Math.floor(envNumber('BENCH_QUOTA_SAMPLES', 2000, 100)),
   };
@@ -43,14 +46,14 @@ const sha256 = (value: string) => createHash('sha256').update(value).digest();
  * tokens whose plaintext the bench keeps (valid a day, longer than a real token, so the pool outlasts the run),
  * and the month's counter at the same number.
  */
-async function seedLedger(pool: pg.Pool, environmentId: string, targets: string[], actor: string, config: Config) {
+async function seedLedger(pool: pg.Pool, environmentId: string, targets: string[], actors: string[], config: Config) {
   const tokens = Array.from({ length: config.redeemTokens }, () => `imp_${randomBytes(32).toString('base64url')}`);
   const insert = (hashes: Buffer[] | null, count: number) => pool.query(`
     insert into impersonations (environment_id, id, token_hash, actor_user_id, target_user_id, reason, landing_url, month, created_at, expires_at)
-    select $1, gen_random_uuid(), coalesce(($2::bytea[])[g], sha256(('seed-' || g || '-' || $6)::bytea)), $3,
+    select $1, gen_random_uuid(), coalesce(($2::bytea[])[g], sha256(('seed-' || g || '-' || $6)::bytea)), ($3::uuid[])[1 + g % array_length($3::uuid[], 1)],
            ($4::uuid[])[1 + g % array_length($4::uuid[], 1)], 'bench: ticket #' || g, 'https://app.example.com/support', $5,
            now(), now() + interval '1 day'
-    from generate_series(1, $7::int) g`, [environmentId, hashes, actor, targets, month(), randomBytes(4).toString('hex'), count]);
+    from generate_series(1, $7::int) g`, [environmentId, hashes, actors, targets, month(), randomBytes(4).toString('hex'), count]);
   for (let done = 0; done < tokens.length; done += 10_000) {
     const batch = tokens.slice(done, done + 10_000);
     await insert(batch.map(sha256), batch.length);
@@ -58,6 +61,7 @@ async function seedLedger(pool: pg.Pool, environmentId: string, targets: string[
   await insert(null, config.ledgerRows - tokens.length);
   await pool.query('insert into impersonation_usage (environment_id, month, used) values ($1, $2, $3)', [environmentId, month(), config.ledgerRows]);
   await pool.query('vacuum analyze impersonations');
+  await pool.query('checkpoint').catch(() => undefined);
   return tokens;
 }
 
@@ -107,15 +111,14 @@ export async function run(): Promise<void> {
     const env = expectStatus<{ id: string; secretKey: string; frontendHost: string }>('create environment', await http(`${url}/api/admin/v1/environments`,
       { method: 'POST', headers: { authorization: `Bearer ${adminToken}` }, body: { name: 'impersonation-bench', settings } }), 201);
     const auth = { authorization: `Bearer ${env.secretKey}` };
-    const createUser = async (email: string) =>
-      expectStatus<{ id: string }>('create user', await http(`${url}/api/server/v1/users`, { method: 'POST', headers: auth, body: { email } }), 201).id;
     const tag = Date.now().toString(36);
-    const actor = await createUser(`support-${tag}@bench.example.com`);
-    const targets: string[] = [];
-    for (let i = 0; i < config.targets; i++) targets.push(await createUser(`customer-${tag}-${i}@bench.example.com`));
-
-    console.log(`seeding ${fmtInt(config.ledgerRows)} ledger rows (${fmtInt(config.redeemTokens)} of them live tokens for the redeem load)`);
-    const tokens = await seedLedger(pool, env.id, targets, actor, config);
+    console.log(`seeding ${fmtInt(config.targets)} users and ${config.actors} support staff, then ${fmtInt(config.ledgerRows)} ledger rows `
+      + `(${fmtInt(config.redeemTokens)} of them live tokens for the redeem load)`);
+    const seed = (count: number, emailPrefix: string) =>
+      seedUsers({ databaseUrl: config.databaseUrl, environmentId: env.id, count, password: 'bench passphrase 42', emailPrefix }).then((s) => s.ids);
+    const targets = await seed(config.targets, `customer-${tag}-`);
+    const actors = await seed(config.actors, `support-${tag}-`);
+    const tokens = await seedLedger(pool, env.id, targets, actors, config);
 
     let made = 0;
     let redeemed = 0;
@@ -123,7 +126,7 @@ export async function run(): Promise<void> {
       user: { name: 'create user (no password)', method: 'POST' as const, headers: auth, path: '/api/server/v1/users', body: () => ({ email: `new-${tag}-${++made}@bench.example.com` }) },
       mint: {
         name: 'mint impersonation token', method: 'POST' as const, headers: auth, path: '',
-        body: () => ({ actorUserId: actor, reason: `bench ticket ${++made}` }),
+        body: () => ({ actorUserId: actors[made % actors.length], reason: `bench ticket ${++made}` }),
       },
       redeem: {
         name: 'redeem (POST, native)', method: 'POST' as const, headers: { host: env.frontendHost }, path: '/_svc/auth/session/impersonate?_is_native=true',
