@@ -8,7 +8,7 @@ import { cpus } from 'node:os';
 import pg from 'pg';
 import { cpuProbe } from './lib/cpu.js';
 import { recreateDatabase, redact } from './lib/db.js';
-import { envNumber, expectStatus } from './lib/config.js';
+import { BENCH_ENCRYPTION_KEY, envNumber, expectStatus } from './lib/config.js';
 import { http } from './lib/http.js';
 import { runLoad, type LoadOptions, type LoadResult } from './lib/load.js';
 import { machineInfo, machineLine, markdownTable, writeResults, type Row } from './lib/report.js';
@@ -70,7 +70,7 @@ export async function run(): Promise<void> {
     const adminToken = randomBytes(24).toString('hex');
     const gatehouse = await startServer({
       name: 'gatehouse', script: 'src/main.ts',
-      env: { DATABASE_URL: config.databaseUrl, GATEHOUSE_ADMIN_TOKEN: adminToken, LOG_LEVEL: 'warn' },
+      env: { DATABASE_URL: config.databaseUrl, GATEHOUSE_ADMIN_TOKEN: adminToken, LOG_LEVEL: 'warn', GATEHOUSE_ENCRYPTION_KEY: BENCH_ENCRYPTION_KEY },
     });
     servers.push(gatehouse);
     console.log(`gatehouse ready on ${gatehouse.url}`);

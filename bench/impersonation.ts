@@ -8,7 +8,7 @@ import { loadavg } from 'node:os';
 import pg from 'pg';
 import { createImpersonationStore } from '../src/impersonation/store.js';
 import { compileStoreCall } from './lib/compile-sql.js';
-import { envNumber, expectStatus } from './lib/config.js';
+import { BENCH_ENCRYPTION_KEY, envNumber, expectStatus } from './lib/config.js';
 import { recreateDatabase, redact } from './lib/db.js';
 import { http } from './lib/http.js';
 import { medianOfRounds, timedWithCpu, type Latency } from './lib/latency.js';
@@ -105,7 +105,7 @@ export async function run(): Promise<void> {
   const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 2 });
   try {
     await recreateDatabase(config.databaseUrl);
-    gatehouse = await startServer({ name: 'gatehouse', script: 'src/main.ts', env: { DATABASE_URL: config.databaseUrl, GATEHOUSE_ADMIN_TOKEN: adminToken, LOG_LEVEL: 'warn' } });
+    gatehouse = await startServer({ name: 'gatehouse', script: 'src/main.ts', env: { DATABASE_URL: config.databaseUrl, GATEHOUSE_ADMIN_TOKEN: adminToken, LOG_LEVEL: 'warn', GATEHOUSE_ENCRYPTION_KEY: BENCH_ENCRYPTION_KEY } });
     const url = gatehouse.url;
     const settings = { emailVerificationRequired: false, impersonationLandingUrl: 'https://app.example.com/support', plan: { impersonationQuotaPerMonth: 1_000_000 } };
     const env = expectStatus<{ id: string; secretKey: string; frontendHost: string }>('create environment', await http(`${url}/api/admin/v1/environments`,

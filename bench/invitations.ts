@@ -11,7 +11,7 @@ import pg from 'pg';
 import type { InvitationFilter } from '../src/invitations/schemas.js';
 import { cpuProbe } from './lib/cpu.js';
 import { recreateDatabase, redact } from './lib/db.js';
-import { envNumber, expectStatus } from './lib/config.js';
+import { BENCH_ENCRYPTION_KEY, envNumber, expectStatus } from './lib/config.js';
 import { http } from './lib/http.js';
 import { compileList, explain, planCensus, type Census, type Explained } from './lib/invitation-plans.js';
 import type { LoadOptions } from './lib/load.js';
@@ -101,7 +101,7 @@ export async function run(): Promise<void> {
     + `load average ${loadAtStart.map((l) => l.toFixed(2)).join(' ')}`);
 
   const adminToken = randomBytes(24).toString('hex');
-  const serverEnv = { DATABASE_URL: config.databaseUrl, GATEHOUSE_ADMIN_TOKEN: adminToken, LOG_LEVEL: 'warn' };
+  const serverEnv = { DATABASE_URL: config.databaseUrl, GATEHOUSE_ADMIN_TOKEN: adminToken, LOG_LEVEL: 'warn', GATEHOUSE_ENCRYPTION_KEY: BENCH_ENCRYPTION_KEY };
   let gatehouse: RunningServer | undefined;
   const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 2 });
   try {

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import pg from 'pg';
 import { recreateDatabase, redact } from './lib/db.js';
-import { envNumber, expectStatus } from './lib/config.js';
+import { BENCH_ENCRYPTION_KEY, envNumber, expectStatus } from './lib/config.js';
 import { http } from './lib/http.js';
 import { medianOfRounds, timedWithCpu, type Latency } from './lib/latency.js';
 import type { LoadOptions } from './lib/load.js';
@@ -82,7 +82,7 @@ export async function run(): Promise<void> {
   console.log(`${machineLine()}, load average ${loadAtStart.map((l) => l.toFixed(2)).join(' ')}`);
 
   const adminToken = randomBytes(24).toString('hex');
-  const serverEnv = { DATABASE_URL: config.databaseUrl, GATEHOUSE_ADMIN_TOKEN: adminToken, LOG_LEVEL: 'warn' };
+  const serverEnv = { DATABASE_URL: config.databaseUrl, GATEHOUSE_ADMIN_TOKEN: adminToken, LOG_LEVEL: 'warn', GATEHOUSE_ENCRYPTION_KEY: BENCH_ENCRYPTION_KEY };
   let gatehouse: RunningServer | undefined;
   const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 2 });
   try {

@@ -19,6 +19,9 @@ import { createOrganizationsService } from './organizations/service.js';
 import { createInvitationsService } from './invitations/service.js';
 import { impersonationClientRoutes, impersonationServerRoutes } from './impersonation/routes.js';
 import { createImpersonationService } from './impersonation/service.js';
+import { sessionTokensAdminRoutes, sessionTokensClientRoutes, sessionTokensPublicRoutes, sessionTokensServerRoutes } from './session-tokens/routes.js';
+import { createSessionTokensService } from './session-tokens/service.js';
+import { createSealer } from './platform/crypto/encryption.js';
 import type { Clock } from './platform/clock.js';
 import type { Db } from './platform/db/database.js';
 import type { Notifications } from './platform/db/notifications.js';
@@ -62,6 +65,8 @@ export interface AppOptions {
   logStream?: { write(line: string): void };
   /** Timeouts and the connection cap (default HTTP_LIMITS); tests make them small. */
   httpLimits?: HttpLimits;
+  /** 32 bytes that seal the secrets kept in the database (the signing keys' private halves). */
+  encryptionKey: Buffer;
 }
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -103,6 +108,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const organizations = createOrganizationsService({ db, clock, users, environments });
   const organizationInvitations = createOrganizationInvitationsService({ db, clock, mailer, limiter, environments, organizations, users });
   const impersonation = createImpersonationService({ db, clock, environments, users, metrics });
+  const sessionTokens = createSessionTokensService({
+    db, clock, sealer: createSealer(options.encryptionKey), notifications: options.notifications, environments, sessions,
+  });
   const outbox = createOutboxStore(db);
 
   registerSecurityHeaders(app); // before the 404 handler, which only gets the hooks added before it
@@ -149,19 +157,21 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     auditServerRoutes(audit),
     organizationsServerRoutes(organizations),
     impersonationServerRoutes(impersonation),
+    sessionTokensServerRoutes(sessionTokens),
   ]), { prefix: '/api/server/v1' });
 
   await app.register(clientPlane({
     resolveEnvironment: (host) => environments.findByHost(host),
     authenticateSession: (environmentId, token) => sessions.authenticate(environmentId, token),
-    publicRoutes: [authPublicRoutes(passwords, codes), invitationsClientRoutes(invitations), organizationInvitationsPublicRoutes(organizationInvitations), impersonationClientRoutes(impersonation)],
-    sessionRoutes: [usersClientRoutes(users), sessionsClientRoutes(sessions), authSessionRoutes(sessions), organizationsClientRoutes(createMemberActions(organizations)), organizationInvitationsClientRoutes(organizationInvitations)],
+    publicRoutes: [authPublicRoutes(passwords, codes), invitationsClientRoutes(invitations), organizationInvitationsPublicRoutes(organizationInvitations), impersonationClientRoutes(impersonation), sessionTokensPublicRoutes(sessionTokens)],
+    sessionRoutes: [usersClientRoutes(users), sessionsClientRoutes(sessions), authSessionRoutes(sessions), organizationsClientRoutes(createMemberActions(organizations)), organizationInvitationsClientRoutes(organizationInvitations), sessionTokensClientRoutes(sessionTokens)],
   }), { prefix: '/_svc' });
 
   if (options.adminToken) {
     await app.register(adminPlane(options.adminToken, adminTokenMatches, [
       environmentsAdminRoutes({ environments, outbox: (envId, to) => outbox.list(envId, to) }),
       organizationRoleSetsAdminRoutes(organizations),
+      sessionTokensAdminRoutes(sessionTokens),
     ]), { prefix: '/api/admin/v1' });
   }
 

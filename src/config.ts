@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
+import { parseEncryptionKey } from './platform/crypto/encryption.js';
 import { DEFAULT_MAIL_FROM } from './platform/mail/mailer.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -17,6 +18,7 @@ const ConfigSchema = Type.Object({
   logLevel: Type.Union(LOG_LEVELS.map((l) => Type.Literal(l))),
   metricsPort: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
   metricsToken: Type.Optional(Type.String({ minLength: 16 })),
+  encryptionKey: Type.Optional(Type.String({ minLength: 1 })),
 });
 export type Config = Static<typeof ConfigSchema>;
 type Key = keyof Config;
@@ -59,6 +61,10 @@ const VARIABLES: Record<Key, { name: string; rule: string; check?: (value: never
   logLevel: { name: 'LOG_LEVEL', rule: `must be one of ${LOG_LEVELS.join(', ')}` },
   metricsPort: { name: 'GATEHOUSE_METRICS_PORT', rule: 'must be an integer from 1 to 65535' },
   metricsToken: { name: 'GATEHOUSE_METRICS_TOKEN', rule: 'must be at least 16 characters long', show: 'hidden' },
+  encryptionKey: {
+    name: 'GATEHOUSE_ENCRYPTION_KEY', rule: 'must be 32 random bytes as 64 hex digits or base64 (openssl rand -base64 32)',
+    check: (value: string) => parseEncryptionKey(value) !== undefined, show: 'hidden',
+  },
 };
 
 // Digits only: Number('') is 0 (a random port) and Number('8e3') is 8000.
@@ -78,6 +84,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     logLevel: env.LOG_LEVEL ?? 'info',
     metricsPort: env.GATEHOUSE_METRICS_PORT === undefined || env.GATEHOUSE_METRICS_PORT === '' ? undefined : digits(env.GATEHOUSE_METRICS_PORT),
     metricsToken: env.GATEHOUSE_METRICS_TOKEN || undefined,
+    encryptionKey: env.GATEHOUSE_ENCRYPTION_KEY || undefined,
   };
   const lines = (Object.keys(VARIABLES) as Key[]).flatMap((key) => {
     const value = raw[key];
@@ -108,4 +115,15 @@ function maskedUrl(typed: string): string {
     if (/pass|secret|token/i.test(name)) url.searchParams.set(name, '***');
   }
   return `got ${JSON.stringify(url.href.replaceAll('%2A%2A%2A', '***'))}`;
+}
+
+/**
+ * What the server needs beyond loadConfig (the CLI's commands do not): the embedded database keeps a
+ * generated encryption key in its data directory, a shared database needs the operator's.
+ */
+export function assertServerConfig(config: Config) {
+  if (config.databaseUrl && !config.encryptionKey) {
+    throw new ConfigError('Invalid configuration:\n  GATEHOUSE_ENCRYPTION_KEY: is required with DATABASE_URL, the same in every process: '
+      + '32 random bytes as 64 hex digits or base64 (openssl rand -base64 32)');
+  }
 }

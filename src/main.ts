@@ -1,29 +1,46 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig } from './config.js';
+import { assertServerConfig, ConfigError, loadConfig, type Config } from './config.js';
 import { createEnvironmentsService } from './environments/service.js';
 import type { CreatedEnvironment } from './environments/schemas.js';
 import { systemCaller } from './platform/caller.js';
 import { systemClock } from './platform/clock.js';
+import { dataDirEncryptionKey, parseEncryptionKey } from './platform/crypto/encryption.js';
 import { openDatabase, type Db } from './platform/db/database.js';
 import { DataDirLockedError, lockDataDir } from './platform/db/data-dir-lock.js';
 import { migrate } from './platform/db/migrate.js';
 import { serveMetrics } from './platform/http/metrics-server.js';
 import { createMetrics } from './platform/metrics.js';
 
+/**
+ * GATEHOUSE_ENCRYPTION_KEY, or with the embedded database the key kept in its data directory, made at the
+ * first start (config refuses DATABASE_URL without the variable).
+ */
+function resolveEncryptionKey(config: Config): Buffer {
+  if (config.encryptionKey) return parseEncryptionKey(config.encryptionKey)!;
+  const { key, path, created } = dataDirEncryptionKey(config.dataDir);
+  if (created) {
+    process.stderr.write(`Generated the encryption key of the embedded database's secrets (signing keys) in ${path} (mode 0600). `
+      + 'Back it up with the data directory: without it the signing keys cannot be read. Set GATEHOUSE_ENCRYPTION_KEY to use your own.\n');
+  }
+  return key;
+}
+
 async function main() {
   const config = loadConfig();
+  assertServerConfig(config);
   const embedded = !config.databaseUrl;
   const unlockDataDir = embedded ? lockDataDir(config.dataDir) : () => {};
   const database = await openDatabase(config.databaseUrl ? { url: config.databaseUrl } : { dataDir: config.dataDir });
   await migrate(database.db);
+  const encryptionKey = resolveEncryptionKey(config);
 
   const metrics = createMetrics();
   const app = await buildApp({
     db: database.db, notifications: database.notifications, clock: systemClock, publicPort: config.port, adminToken: config.adminToken, smtpUrl: config.smtpUrl,
     mailFrom: config.mailFrom, trustedProxies: config.trustedProxies, logLevel: config.logLevel,
     metrics, poolStats: database.poolStats,
-    metricsExposure: config.metricsPort ? { on: 'own_port' } : { on: 'app', token: config.metricsToken },
+    metricsExposure: config.metricsPort ? { on: 'own_port' } : { on: 'app', token: config.metricsToken }, encryptionKey,
   });
   // A key on the embedded database is a developer's; on a shared one, output that is not a terminal goes to a log.
   await bootstrapFirstEnvironment(database.db, app.log, { port: config.port, showKey: embedded || process.stderr.isTTY === true });

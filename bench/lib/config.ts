@@ -1,4 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import type { HttpResponse } from './http.js';
+
+/** GATEHOUSE_ENCRYPTION_KEY of the server under test (required with DATABASE_URL); each run seeds a fresh database. */
+export const BENCH_ENCRYPTION_KEY = randomBytes(32).toString('base64');
 
 /** A number from the environment (BENCH_*), or the fallback when unset; anything below `min` stops the bench. */
 export function envNumber(name: string, fallback: number, min = 0): number {

@@ -10,6 +10,11 @@ import type { JsonObject } from '../platform/json.js';
 import type { ListSessionsQuery, SessionActor } from './schemas.js';
 import { createSessionsStore } from './store.js';
 
+declare module '../platform/http/planes.js' {
+  /** The user's public metadata comes with the session check (one join), for the session's JWT. */
+  interface SessionContext { publicMetadata: JsonObject }
+}
+
 export interface SessionLifetimes { idleTimeoutSeconds: number; maxLifetimeSeconds: number }
 /** Where a session starts from: the request's context, and the actor of an impersonated session. */
 export interface SessionOrigin extends CallerContext { actor?: SessionActor | null }
@@ -71,7 +76,7 @@ export function createSessionsService({ db, clock }: { db: Db; clock: Clock }) {
       const found = await store.findLiveByToken(environmentId, sha256(token), now);
       if (!found) return undefined;
       if (now.getTime() - found.last_active_at.getTime() > touchIntervalMs(found.idle_timeout_seconds)) await store.touch(environmentId, found.id, now);
-      return { id: found.id, userId: found.user_id, impersonatorId: impersonatorOf(found.actor) };
+      return { id: found.id, userId: found.user_id, impersonatorId: impersonatorOf(found.actor), publicMetadata: found.public_metadata };
     },
     /**
      * Revokes one session of the user and records it in the same transaction; revoking a revoked session
@@ -92,6 +97,7 @@ export function createSessionsService({ db, clock }: { db: Db; clock: Clock }) {
         if (!session) throw sessionNotFound();
         return session;
       }),
+    isLive: (environmentId: string, userId: string, sessionId: string) => store.isLive(environmentId, userId, sessionId, clock.now()),
     listForUser: (environmentId: string, userId: string, query: ListSessionsQuery) =>
       store.listForUser(environmentId, userId, query, clock.now()),
   };

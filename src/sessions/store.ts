@@ -35,10 +35,17 @@ export function createSessionsStore(db: Db) {
     findLiveByToken: (environmentId: string, tokenHash: Buffer, now: Date) =>
       db.selectFrom('sessions as s')
         .innerJoin('users as u', (join) => join.onRef('u.environment_id', '=', 's.environment_id').onRef('u.id', '=', 's.user_id'))
-        .select(['s.id', 's.user_id', 's.actor', 's.last_active_at', 's.idle_timeout_seconds'])
+        .select(['s.id', 's.user_id', 's.actor', 's.last_active_at', 's.idle_timeout_seconds', 'u.public_metadata'])
         .where('s.environment_id', '=', environmentId).where('s.token_hash', '=', tokenHash)
         .where('u.status', '=', 'active').where(isLive(now))
         .executeTakeFirst(),
+    /** Whether the user's session is live and the user active (a token minted from it still speaks for it). */
+    isLive: (environmentId: string, userId: string, sessionId: string, now: Date) =>
+      db.selectFrom('sessions as s')
+        .innerJoin('users as u', (join) => join.onRef('u.environment_id', '=', 's.environment_id').onRef('u.id', '=', 's.user_id'))
+        .select('s.id').where('s.environment_id', '=', environmentId).where('s.id', '=', sessionId).where('s.user_id', '=', userId)
+        .where('u.status', '=', 'active').where(isLive(now))
+        .executeTakeFirst().then((row) => row !== undefined),
     touch: (environmentId: string, sessionId: string, now: Date) =>
       db.updateTable('sessions').set({ last_active_at: now })
         .where('environment_id', '=', environmentId).where('id', '=', sessionId).execute(),

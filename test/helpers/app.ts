@@ -7,6 +7,8 @@ import { createGiven, type Given } from './given.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 export const TEST_PORT = 3000;
+/** The suite's encryption key (GATEHOUSE_ENCRYPTION_KEY): 32 fixed bytes. */
+export const TEST_ENCRYPTION_KEY = Buffer.alloc(32, 7);
 
 export interface TestEnv { id: string; secretKey: string; frontendHost: string; name: string }
 
@@ -62,7 +64,7 @@ function caller(app: FastifyInstance, prefix: string, headers: Record<string, st
 export async function startTestApp(options: Partial<AppOptions> = {}): Promise<TestApp> {
   const database = await openTestDatabase();
   const clock = createTestClock();
-  const app = await buildApp({ db: database.db, notifications: database.notifications, poolStats: database.poolStats, clock, publicPort: TEST_PORT, adminToken: ADMIN_TOKEN, logLevel: process.env.TEST_LOG_LEVEL ?? 'silent', ...options });
+  const app = await buildApp({ db: database.db, notifications: database.notifications, poolStats: database.poolStats, clock, publicPort: TEST_PORT, adminToken: ADMIN_TOKEN, logLevel: process.env.TEST_LOG_LEVEL ?? 'silent', encryptionKey: TEST_ENCRYPTION_KEY, ...options });
   await app.ready();
   const admin = caller(app, '/api/admin/v1', { authorization: `Bearer ${ADMIN_TOKEN}` });
   const t: TestApp = {

@@ -3,6 +3,8 @@ import pg from 'pg';
 import { httpRequest, spawnServer, type HttpRequestOptions, type ServerProcess } from './processes.js';
 
 export const PAIR_ADMIN_TOKEN = 'multi-process-admin-token-0123456789';
+/** GATEHOUSE_ENCRYPTION_KEY of servers on PostgreSQL in the tests (required with DATABASE_URL), the same in every process. */
+export const PAIR_ENCRYPTION_KEY = Buffer.alloc(32, 9).toString('base64');
 
 export interface PairEnv { id: string; secretKey: string; frontendHost: string }
 
@@ -16,7 +18,7 @@ export async function startServerPair(testDatabaseUrl: string, extraEnv: Record<
   const maintenance = new pg.Client({ connectionString: testDatabaseUrl });
   await maintenance.connect();
   await maintenance.query(`create database ${databaseName}`);
-  const env = { DATABASE_URL: databaseUrl, GATEHOUSE_ADMIN_TOKEN: PAIR_ADMIN_TOKEN, ...extraEnv };
+  const env = { DATABASE_URL: databaseUrl, GATEHOUSE_ADMIN_TOKEN: PAIR_ADMIN_TOKEN, GATEHOUSE_ENCRYPTION_KEY: PAIR_ENCRYPTION_KEY, ...extraEnv };
   const started = await Promise.allSettled([spawnServer({ env }), spawnServer({ env })]);
   const servers = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   const stop = async () => {

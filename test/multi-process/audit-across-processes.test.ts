@@ -1,3 +1,4 @@
+import { PAIR_ENCRYPTION_KEY } from '../helpers/server-pair.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import pg from 'pg';
@@ -32,7 +33,7 @@ async function pooled<T>(count: number, concurrency: number, task: (i: number) =
 describe.skipIf(!TEST_DATABASE_URL)('audit appends from several server processes on one PostgreSQL (needs TEST_DATABASE_URL)', () => {
   const databaseName = `gatehouse_mp_${randomBytes(6).toString('hex')}`;
   const databaseUrl = TEST_DATABASE_URL && Object.assign(new URL(TEST_DATABASE_URL), { pathname: `/${databaseName}` }).toString();
-  const serverEnv = { DATABASE_URL: databaseUrl!, GATEHOUSE_ADMIN_TOKEN: ADMIN_TOKEN };
+  const serverEnv = { DATABASE_URL: databaseUrl!, GATEHOUSE_ADMIN_TOKEN: ADMIN_TOKEN, GATEHOUSE_ENCRYPTION_KEY: PAIR_ENCRYPTION_KEY };
   let maintenance: pg.Client;
   let direct: pg.Client;
   let a: ServerProcess;

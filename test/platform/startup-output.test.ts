@@ -1,3 +1,4 @@
+import { PAIR_ENCRYPTION_KEY } from '../helpers/server-pair.js';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -65,7 +66,7 @@ describe('what the server process writes (src/main.ts)', () => {
     });
     const databaseUrl = Object.assign(new URL(testDatabaseUrl!), { pathname: `/${databaseName}` }).toString();
 
-    server = await spawnServer({ env: { DATABASE_URL: databaseUrl, LOG_LEVEL: 'info' } });
+    server = await spawnServer({ env: { DATABASE_URL: databaseUrl, LOG_LEVEL: 'info', GATEHOUSE_ENCRYPTION_KEY: PAIR_ENCRYPTION_KEY } });
     expect(await server.stop()).toEqual({ code: 0, signal: null });
 
     const created = firstEnvironmentLine(server.stdout());

@@ -4,7 +4,7 @@ import { buildApp } from '../../src/app.js';
 import { createTestClock } from '../../src/platform/clock.js';
 import { openDatabase, type Database } from '../../src/platform/db/database.js';
 import { migrate } from '../../src/platform/db/migrate.js';
-import { ADMIN_TOKEN, TEST_PORT } from '../helpers/app.js';
+import { ADMIN_TOKEN, TEST_ENCRYPTION_KEY, TEST_PORT } from '../helpers/app.js';
 
 export { INSTANCE } from '../helpers/problem.js';
 
@@ -20,7 +20,7 @@ export async function throwawayApp(database: Database, options: { migrate?: bool
   if (options.migrate !== false) await migrate(database.db);
   const lines: string[] = [];
   const app = await buildApp({
-    db: database.db, clock: createTestClock(), publicPort: TEST_PORT, adminToken: ADMIN_TOKEN, logLevel: 'warn',
+    db: database.db, clock: createTestClock(), publicPort: TEST_PORT, adminToken: ADMIN_TOKEN, logLevel: 'warn', encryptionKey: TEST_ENCRYPTION_KEY,
     logStream: { write: (line: string) => { lines.push(line); } },
   });
   await app.ready();

@@ -95,6 +95,11 @@ export interface ImpersonationUsageRow {
   environment_id: string; month: string; used: number;
 }
 
+export interface SigningKeyRow {
+  environment_id: string; id: string; public_jwk: Json; private_key_sealed: Buffer; created_at: Date;
+  retired_at: Date | null; published_until: Date | null; revoked_at: Date | null;
+}
+
 export interface Tables {
   environments: EnvironmentRow;
   secret_keys: SecretKeyRow;
@@ -113,4 +118,5 @@ export interface Tables {
   organization_invitations: OrganizationInvitationRow;
   impersonations: ImpersonationRow;
   impersonation_usage: ImpersonationUsageRow;
+  signing_keys: SigningKeyRow;
 }

@@ -1,0 +1,64 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** Encrypts secrets kept in the database (signing keys) under the operator's key: AES-256-GCM. */
+export interface Sealer {
+  seal(plain: Buffer): Buffer;
+  open(sealed: Buffer): Buffer;
+}
+
+const VERSION = 1;
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+/** A sealed value is `version | iv | tag | ciphertext`; the version leaves room for another cipher or key later. */
+export function createSealer(key: Buffer): Sealer {
+  if (key.length !== 32) throw new Error('the encryption key must be 32 bytes');
+  return {
+    seal(plain) {
+      const iv = randomBytes(IV_BYTES);
+      const cipher = createCipheriv('aes-256-gcm', key, iv);
+      const body = Buffer.concat([cipher.update(plain), cipher.final()]);
+      return Buffer.concat([Buffer.from([VERSION]), iv, cipher.getAuthTag(), body]);
+    },
+    open(sealed) {
+      const bytes = Buffer.from(sealed);
+      if (bytes[0] !== VERSION) throw new Error(`unknown sealed-value version ${bytes[0]}`);
+      const iv = bytes.subarray(1, 1 + IV_BYTES);
+      const tag = bytes.subarray(1 + IV_BYTES, 1 + IV_BYTES + TAG_BYTES);
+      const decipher = createDecipheriv('aes-256-gcm', key, iv);
+      decipher.setAuthTag(tag);
+      return Buffer.concat([decipher.update(bytes.subarray(1 + IV_BYTES + TAG_BYTES)), decipher.final()]);
+    },
+  };
+}
+
+/** 32 bytes written as 64 hex digits or as base64 / base64url; undefined for anything else. */
+export function parseEncryptionKey(text: string): Buffer | undefined {
+  const trimmed = text.trim();
+  if (/^[0-9a-fA-F]{64}$/.test(trimmed)) return Buffer.from(trimmed, 'hex');
+  if (!/^[A-Za-z0-9+/_-]{43}={0,1}$/.test(trimmed)) return undefined;
+  const key = Buffer.from(trimmed.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+  return key.length === 32 ? key : undefined;
+}
+
+export const KEY_FILE = 'encryption.key';
+
+/**
+ * The embedded database's key: read from `<dataDir>/encryption.key`, or generated there once (owner
+ * read/write only). `created` says the caller should tell the operator where it is.
+ */
+export function dataDirEncryptionKey(dataDir: string): { key: Buffer; path: string; created: boolean } {
+  const path = join(dataDir, KEY_FILE);
+  if (existsSync(path)) {
+    const key = parseEncryptionKey(readFileSync(path, 'utf8'));
+    if (!key) throw new Error(`${path} does not hold a 32-byte key (64 hex digits or base64)`);
+    return { key, path, created: false };
+  }
+  mkdirSync(dataDir, { recursive: true });
+  const key = randomBytes(32);
+  writeFileSync(path, `${key.toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
+  chmodSync(path, 0o600);
+  return { key, path, created: true };
+}

@@ -1,0 +1,66 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyPluginAsync } from 'fastify';
+import { frontendUrl } from '../environments/origins.js';
+import { EnvironmentParams } from '../environments/schemas.js';
+import { adminCaller, signedIn } from '../platform/http/planes.js';
+import { Jwks, OpenIdConfiguration, SessionJwt, SigningKeyList, SigningKeyParams, VerifiedToken, VerifyTokenBody } from './schemas.js';
+import { JWKS_MAX_AGE_SECONDS, type SessionTokensService } from './service.js';
+
+const MINT = 'An ES256 JWT of the current session, valid `session.jwtLifetimeSeconds` (default 60). Claims: `iss` (the frontend URL), '
+  + '`sub` (user id), `sid` (session id), `iat`, `nbf`, `exp`, `jti`, `azp` (the request\'s Origin when it is an allowed origin), '
+  + '`act: {sub: <operator>}` on an impersonated session, and `public_metadata` when its JSON fits 1 KiB. Never private metadata.';
+const VERIFY = 'For a backend that prefers a call to local verification: the claims of a token of this environment whose session is '
+  + 'still live. 401 `token_expired`, `token_invalid` (malformed, bad signature, another environment\'s, a revoked key) or `session_revoked`.';
+const CACHE = `public, max-age=${JWKS_MAX_AGE_SECONDS}`;
+
+/** Client plane, signed in: a JWT of the current session. */
+export function sessionTokensClientRoutes(tokens: SessionTokensService): FastifyPluginAsync {
+  return async (base) => {
+    const app = base.withTypeProvider<TypeBoxTypeProvider>();
+    app.post('/sessions/current/token', { schema: { summary: 'Get a JWT of the current session', description: MINT, tags: ['Client: sessions'], response: { 200: SessionJwt } } },
+      (req) => tokens.mint(req.clientEnvironment, signedIn(req), req.headers.origin));
+  };
+}
+
+/** Client plane, public: the key set and the discovery document a verifier reads. */
+export function sessionTokensPublicRoutes(tokens: SessionTokensService): FastifyPluginAsync {
+  return async (base) => {
+    const app = base.withTypeProvider<TypeBoxTypeProvider>();
+    const tags = ['Client: session tokens'];
+    app.get('/.well-known/jwks.json', { schema: { summary: "The environment's public signing keys (JWKS)", tags, response: { 200: Jwks } } },
+      async (req, reply) => reply.header('cache-control', CACHE).send(await tokens.jwks(req.environmentId)));
+    app.get('/.well-known/openid-configuration', { schema: { summary: 'OpenID Connect discovery', tags, response: { 200: OpenIdConfiguration } } },
+      async (req, reply) => {
+        const issuer = frontendUrl(req.clientEnvironment.frontendHost);
+        return reply.header('cache-control', CACHE).send({
+          issuer, jwks_uri: `${issuer}/_svc/.well-known/jwks.json`, response_types_supported: ['id_token'], subject_types_supported: ['public'],
+          id_token_signing_alg_values_supported: ['ES256'], claims_supported: ['iss', 'sub', 'sid', 'iat', 'nbf', 'exp', 'jti', 'azp', 'act', 'public_metadata'],
+        });
+      });
+  };
+}
+
+/** Server API: verify a session token by a call. */
+export function sessionTokensServerRoutes(tokens: SessionTokensService): FastifyPluginAsync {
+  return async (base) => {
+    const app = base.withTypeProvider<TypeBoxTypeProvider>();
+    app.post('/sessions/verify', { schema: { summary: 'Verify a session token', description: VERIFY, tags: ['Sessions'], body: VerifyTokenBody, response: { 200: VerifiedToken } } },
+      (req) => tokens.verify(req.environmentId, req.body.token));
+  };
+}
+
+/** Admin plane: an environment's signing keys, rotation and revocation. */
+export function sessionTokensAdminRoutes(tokens: SessionTokensService): FastifyPluginAsync {
+  return async (base) => {
+    const app = base.withTypeProvider<TypeBoxTypeProvider>();
+    const tags = ['Admin: signing keys'];
+    app.get('/environments/:id/signing-keys', { schema: { summary: "List the environment's signing keys", tags, params: EnvironmentParams, response: { 200: SigningKeyList } } },
+      (req) => tokens.list(req.params.id));
+    app.post('/environments/:id/signing-keys/rotate', {
+      schema: { summary: 'Rotate: a new key signs at once, the old one stays published until its tokens expire', tags, params: EnvironmentParams, response: { 200: SigningKeyList } },
+    }, (req) => tokens.rotate(req.params.id, adminCaller(req)));
+    app.delete('/environments/:id/signing-keys/:keyId', {
+      schema: { summary: 'Revoke a signing key: it leaves the JWKS at once (a revoked signing key is replaced)', tags, params: SigningKeyParams, response: { 200: SigningKeyList } },
+    }, (req) => tokens.revoke(req.params.id, req.params.keyId, adminCaller(req)));
+  };
+}
