@@ -15,6 +15,7 @@ const registry: Record<string, () => Promise<Bench>> = {
   invitations: () => import('./invitations.js'),
   organizations: () => import('./organizations.js'),
   impersonation: () => import('./impersonation.js'),
+  tokens: () => import('./tokens.js'),
 };
 
 function usage(): string {

@@ -1,11 +1,14 @@
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type Config } from './config.js';
-import { createEnvironmentsService } from './environments/service.js';
+import { assertServerConfig, ConfigError, loadConfig, type Config } from './config.js';
+import { createEnvironmentsService, type EnvironmentsService } from './environments/service.js';
 import { CreateRoleSetBody } from './organizations/schemas.js';
 import { createOrganizationsService } from './organizations/service.js';
 import { Value } from 'typebox/value';
 import { systemCaller } from './platform/caller.js';
 import { systemClock } from './platform/clock.js';
+import { createSealer, resolveEncryptionKey } from './platform/crypto/encryption.js';
+import { createSessionTokensService } from './session-tokens/service.js';
+import { createSessionsService } from './sessions/service.js';
 import { openDatabase, type Database } from './platform/db/database.js';
 import { lockDataDir } from './platform/db/data-dir-lock.js';
 import { migrate } from './platform/db/migrate.js';
@@ -23,15 +26,19 @@ const USAGE = `Usage: gatehouse <command>
   role-sets create ENV_ID --name NAME --roles R    an organization role set; R is key:Name,... and must include owner,
                                                   e.g. 'owner:Owner,billing:Billing,viewer:Viewer' (prints JSON with id)
   role-sets list ENV_ID                           the environment's role sets (JSON)
+  signing-keys list ENV_ID                        the environment's session-JWT signing keys (JSON)
+  signing-keys rotate ENV_ID                      a new key signs at once; the old one stays published until its tokens expire
+  signing-keys revoke ENV_ID KEY_ID               take a key out of the JWKS at once (a revoked signing key is replaced)
   migrate                                         apply pending database migrations
 
 Storage comes from the same variables as the server: DATABASE_URL, else the embedded database in
-GATEHOUSE_DATA_DIR (default ./data). The embedded database serves one process at a time: stop the
+GATEHOUSE_DATA_DIR (default ./data); signing-keys commands also GATEHOUSE_ENCRYPTION_KEY (required with DATABASE_URL). The embedded database serves one process at a time: stop the
 server before using the CLI on it, or use the admin API (GATEHOUSE_ADMIN_TOKEN) while it runs.`;
 
 class UsageError extends Error {}
 
-const COMMANDS = new Set(['env create', 'env list', 'env settings', 'keys create', 'keys revoke', 'role-sets create', 'role-sets list', 'outbox', 'migrate']);
+const COMMANDS = new Set(['env create', 'env list', 'env settings', 'keys create', 'keys revoke', 'role-sets create', 'role-sets list',
+  'signing-keys list', 'signing-keys rotate', 'signing-keys revoke', 'outbox', 'migrate']);
 
 const print = (value: unknown) => console.log(JSON.stringify(value, null, 2));
 
@@ -62,6 +69,13 @@ function parseRoles(text: string) {
     const [key, ...name] = entry.split(':');
     return { key: key!.trim(), name: name.join(':').trim() || key!.trim() };
   });
+}
+
+/** The session-token service over the CLI's database, with the server's encryption key. */
+function signingKeys(config: Config, db: Database['db'], environments: EnvironmentsService) {
+  assertServerConfig(config);
+  const { key } = resolveEncryptionKey(config.encryptionKey, config.dataDir);
+  return createSessionTokensService({ db, clock: systemClock, sealer: createSealer(key), environments, sessions: createSessionsService({ db, clock: systemClock }) });
 }
 
 // Role-set commands never read users.
@@ -108,6 +122,15 @@ async function run(argv: string[]) {
       case 'role-sets list':
         if (!rest[0]) throw new UsageError('role-sets list needs ENV_ID.');
         return print(await createOrganizationsService({ db, clock: systemClock, environments, users: { get: unavailable } }).listRoleSets(rest[0]));
+      case 'signing-keys list':
+      case 'signing-keys rotate':
+      case 'signing-keys revoke': {
+        if (!rest[0] || (command === 'signing-keys revoke' && !rest[1])) throw new UsageError(`${command} needs ENV_ID${command.endsWith('revoke') ? ' and KEY_ID' : ''}.`);
+        const tokens = signingKeys(config, db, environments);
+        if (command === 'signing-keys list') return print(await tokens.list(rest[0]));
+        if (command === 'signing-keys rotate') return print(await tokens.rotate(rest[0], systemCaller('cli')));
+        return print(await tokens.revoke(rest[0], rest[1]!, systemCaller('cli')));
+      }
       case 'outbox':
         if (!action) throw new UsageError('outbox needs ENV_ID.');
         await environments.get(action);

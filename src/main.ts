@@ -5,22 +5,18 @@ import { createEnvironmentsService } from './environments/service.js';
 import type { CreatedEnvironment } from './environments/schemas.js';
 import { systemCaller } from './platform/caller.js';
 import { systemClock } from './platform/clock.js';
-import { dataDirEncryptionKey, parseEncryptionKey } from './platform/crypto/encryption.js';
+import { resolveEncryptionKey } from './platform/crypto/encryption.js';
 import { openDatabase, type Db } from './platform/db/database.js';
 import { DataDirLockedError, lockDataDir } from './platform/db/data-dir-lock.js';
 import { migrate } from './platform/db/migrate.js';
 import { serveMetrics } from './platform/http/metrics-server.js';
 import { createMetrics } from './platform/metrics.js';
 
-/**
- * GATEHOUSE_ENCRYPTION_KEY, or with the embedded database the key kept in its data directory, made at the
- * first start (config refuses DATABASE_URL without the variable).
- */
-function resolveEncryptionKey(config: Config): Buffer {
-  if (config.encryptionKey) return parseEncryptionKey(config.encryptionKey)!;
-  const { key, path, created } = dataDirEncryptionKey(config.dataDir);
-  if (created) {
-    process.stderr.write(`Generated the encryption key of the embedded database's secrets (signing keys) in ${path} (mode 0600). `
+/** The encryption key, and at the first start of the embedded database where it was generated. */
+function encryptionKeyOf(config: Config): Buffer {
+  const { key, generatedAt } = resolveEncryptionKey(config.encryptionKey, config.dataDir);
+  if (generatedAt) {
+    process.stderr.write(`Generated the encryption key of the embedded database's secrets (signing keys) in ${generatedAt} (mode 0600). `
       + 'Back it up with the data directory: without it the signing keys cannot be read. Set GATEHOUSE_ENCRYPTION_KEY to use your own.\n');
   }
   return key;
@@ -33,7 +29,7 @@ async function main() {
   const unlockDataDir = embedded ? lockDataDir(config.dataDir) : () => {};
   const database = await openDatabase(config.databaseUrl ? { url: config.databaseUrl } : { dataDir: config.dataDir });
   await migrate(database.db);
-  const encryptionKey = resolveEncryptionKey(config);
+  const encryptionKey = encryptionKeyOf(config);
 
   const metrics = createMetrics();
   const app = await buildApp({

@@ -37,8 +37,9 @@ function once(options: LoadOptions, durationSeconds: number) {
       method,
       headers,
       setupRequest: (request) => {
-        const { path, body } = next();
-        return body === undefined ? { ...request, path } : { ...request, path, body };
+        const { path, body, headers: extra } = next();
+        const withHeaders = extra ? { ...request, path, headers: { ...request.headers, ...extra } } : { ...request, path };
+        return body === undefined ? withHeaders : { ...withHeaders, body };
       },
     }],
   });

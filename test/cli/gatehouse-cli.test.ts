@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -52,6 +52,22 @@ describe('the gatehouse operator CLI', () => {
     const listed = JSON.parse(list.stdout);
     expect(listed.map((e: { id: string }) => e.id)).toContain(env.id);
     expect(list.stdout).not.toContain('sk_');
+  });
+
+  it('lists, rotates and revokes signing keys, sealing them under the data directory key it generates with mode 0600', async () => {
+    const env = JSON.parse((await gatehouse('env', 'create', '--name', 'signing-test')).stdout);
+    const listed = await gatehouse('signing-keys', 'list', env.id);
+    expect(listed.code, listed.stderr).toBe(0);
+    const [first] = JSON.parse(listed.stdout).items;
+    expect(first).toMatchObject({ status: 'active', publicJwk: { kty: 'EC', crv: 'P-256', alg: 'ES256' } });
+    expect((await stat(join(dataDir, 'encryption.key'))).mode & 0o777).toBe(0o600);
+
+    const rotated = JSON.parse((await gatehouse('signing-keys', 'rotate', env.id)).stdout).items;
+    expect(rotated.map((k: { id: string; status: string }) => [k.id === first.id, k.status])).toEqual([[false, 'active'], [true, 'retired']]);
+    const revoked = JSON.parse((await gatehouse('signing-keys', 'revoke', env.id, first.id)).stdout).items;
+    expect(revoked.find((k: { id: string }) => k.id === first.id).status).toBe('revoked');
+    const missing = await gatehouse('signing-keys', 'revoke', env.id);
+    expect(missing.code).toBe(64);
   });
 
   it('deep-merges settings, and refuses invalid settings with the reason and exit code 1', async () => {

@@ -155,6 +155,8 @@ describe('GET /openapi.json', () => {
     'POST /_svc/organizations/{organizationId}/leave',
     'POST /_svc/organizations/{organizationId}/invitations/{invitationId}/revoke',
     'POST /api/server/v1/impersonations/{impersonationId}/revoke',
+    'POST /api/admin/v1/environments/{id}/signing-keys/rotate',
+    'POST /_svc/sessions/current/token',
   ]);
   /** Browser links whose success is a redirect (303 with Location), not a body. */
   const REDIRECTS = new Set(['GET /_svc/auth/session/impersonate']);

@@ -1,11 +1,11 @@
-import { PAIR_ENCRYPTION_KEY } from '../helpers/server-pair.js';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { httpRequest, spawnServer, type ServerProcess } from '../helpers/processes.js';
+import { PAIR_ENCRYPTION_KEY } from '../helpers/server-pair.js';
 
 // Each start of a real process takes a few seconds (more on a busy machine).
 const SLOW = 120_000;
@@ -53,6 +53,9 @@ describe('what the server process writes (src/main.ts)', () => {
     expect(lines).toContainEqual(expect.objectContaining({ msg: 'request completed', code: 'unauthenticated', res: { statusCode: 401 } }));
     expect(server.stdout()).not.toContain('sk_');
     expect(server.stderr()).toContain(`Gatehouse listening on http://127.0.0.1:${server.port} with embedded PGlite in ${dataDir}`);
+    // The signing keys' encryption key is generated once into the data directory, owner-only, and said so.
+    expect(server.stderr()).toContain(`Generated the encryption key of the embedded database's secrets (signing keys) in ${join(dataDir, 'encryption.key')} (mode 0600)`);
+    expect((await stat(join(dataDir, 'encryption.key'))).mode & 0o777).toBe(0o600);
   }, SLOW);
 
   it.runIf(testDatabaseUrl)('never shows the first secret key with DATABASE_URL off a terminal, and says how to issue one', async () => {

@@ -62,3 +62,17 @@ export function dataDirEncryptionKey(dataDir: string): { key: Buffer; path: stri
   chmodSync(path, 0o600);
   return { key, path, created: true };
 }
+
+/**
+ * The key that seals the database's secrets: GATEHOUSE_ENCRYPTION_KEY when set, else (embedded database)
+ * the data directory's own. `generatedAt` names the file when this call made it, for the operator to hear.
+ */
+export function resolveEncryptionKey(configured: string | undefined, dataDir: string): { key: Buffer; generatedAt?: string } {
+  if (configured) {
+    const key = parseEncryptionKey(configured);
+    if (!key) throw new Error('GATEHOUSE_ENCRYPTION_KEY is not a 32-byte key');
+    return { key };
+  }
+  const { key, path, created } = dataDirEncryptionKey(dataDir);
+  return created ? { key, generatedAt: path } : { key };
+}

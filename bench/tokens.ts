@@ -1,0 +1,133 @@
+/**
+ * `npm run bench -- tokens` (issue 11): the session-JWT mint rate (`POST /_svc/sessions/current/token`)
+ * against GET user on the same run and connections (aim: at least 0.8x), and local verification with a
+ * cached JWKS, as a customer's backend does it, on one core (aim: over 20,000 verifications/s).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { loadavg } from 'node:os';
+import { createLocalJWKSet, jwtVerify } from 'jose';
+import pg from 'pg';
+import { BENCH_ENCRYPTION_KEY, envNumber, expectStatus } from './lib/config.js';
+import { recreateDatabase, redact } from './lib/db.js';
+import { http } from './lib/http.js';
+import { medianOfRounds, timedWithCpu, type Latency } from './lib/latency.js';
+import { machineInfo, machineLine, markdownRatios, markdownTable, writeResults, type Row } from './lib/report.js';
+import { seedUsers } from './lib/seed.js';
+import { startServer, type RunningServer } from './lib/server.js';
+
+export const description = 'Session JWTs: mint rate vs GET user, and local verification with a cached JWKS on one core';
+
+function readConfig() {
+  return {
+    databaseUrl: process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/gatehouse_bench',
+    durationSeconds: envNumber('BENCH_DURATION', 6, 1),
+    warmupSeconds: envNumber('BENCH_WARMUP', 2),
+    connections: Math.floor(envNumber('BENCH_CONNECTIONS', 32, 1)),
+    users: Math.floor(envNumber('BENCH_USERS', 10_000, 100)),
+    rounds: Math.floor(envNumber('BENCH_ROUNDS', 5, 1)),
+    verifySeconds: envNumber('BENCH_VERIFY_SECONDS', 5, 1),
+  };
+}
+
+const fmtInt = (n: number) => Math.round(n).toLocaleString('en-US');
+
+/** One live session per user, inserted with SQL (a sign-in per user would spend the run on argon2). */
+async function seedSessions(databaseUrl: string, environmentId: string, userIds: string[]) {
+  const tokens = userIds.map(() => `sess_${randomBytes(32).toString('base64url')}`);
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+  try {
+    await pool.query(`insert into sessions (environment_id, id, user_id, token_hash, created_at, last_active_at, idle_timeout_seconds, expires_at)
+      select $1, gen_random_uuid(), u, h, now(), now(), 604800, now() + interval '1 day' from unnest($2::uuid[], $3::bytea[]) as t(u, h)`,
+    [environmentId, userIds, tokens.map((t) => createHash('sha256').update(t).digest())]);
+    await pool.query('vacuum analyze sessions');
+  } finally {
+    await pool.end();
+  }
+  return tokens;
+}
+
+/** jwtVerify in a loop on this one thread, with the key set already in memory: verifications per second. */
+async function verifyRate(token: string, jwks: unknown, issuer: string, seconds: number) {
+  const keys = createLocalJWKSet(jwks as Parameters<typeof createLocalJWKSet>[0]);
+  const options = { issuer, algorithms: ['ES256'] };
+  for (let i = 0; i < 2000; i++) await jwtVerify(token, keys, options); // warm-up
+  let done = 0;
+  const start = process.hrtime.bigint();
+  const end = start + BigInt(seconds * 1e9);
+  while (process.hrtime.bigint() < end) {
+    for (let i = 0; i < 500; i++) await jwtVerify(token, keys, options);
+    done += 500;
+  }
+  return done / (Number(process.hrtime.bigint() - start) / 1e9);
+}
+
+export async function run(): Promise<void> {
+  const config = readConfig();
+  const started = new Date();
+  console.log(`tokens bench: ${fmtInt(config.users)} users with a session each, ${config.durationSeconds}s per load (+${config.warmupSeconds}s warm-up), `
+    + `${config.connections} connections, ${config.rounds} rounds, database ${redact(config.databaseUrl)}`);
+  console.log(`${machineLine()}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  const adminToken = randomBytes(24).toString('hex');
+  let gatehouse: RunningServer | undefined;
+  try {
+    await recreateDatabase(config.databaseUrl);
+    gatehouse = await startServer({ name: 'gatehouse', script: 'src/main.ts',
+      env: { DATABASE_URL: config.databaseUrl, GATEHOUSE_ADMIN_TOKEN: adminToken, LOG_LEVEL: 'warn', GATEHOUSE_ENCRYPTION_KEY: BENCH_ENCRYPTION_KEY } });
+    const url = gatehouse.url;
+    const env = expectStatus<{ id: string; secretKey: string; frontendHost: string }>('create environment', await http(`${url}/api/admin/v1/environments`,
+      { method: 'POST', headers: { authorization: `Bearer ${adminToken}` }, body: { name: 'tokens-bench' } }), 201);
+    console.log(`seeding ${fmtInt(config.users)} users and a session each`);
+    const users = (await seedUsers({ databaseUrl: config.databaseUrl, environmentId: env.id, count: config.users, password: 'bench passphrase 42' })).ids;
+    const sessions = await seedSessions(config.databaseUrl, env.id, users);
+
+    let n = 0;
+    const loads = {
+      get: { name: 'GET user (Server API)', method: 'GET' as const, headers: { authorization: `Bearer ${env.secretKey}` }, next: () => ({ path: `/api/server/v1/users/${users[n++ % users.length]}` }) },
+      mint: {
+        name: 'mint session JWT', method: 'POST' as const, headers: { host: env.frontendHost },
+        next: () => ({ path: '/_svc/sessions/current/token', headers: { authorization: `Bearer ${sessions[n++ % sessions.length]}` } }),
+      },
+    };
+    const probe = await http(`${url}/_svc/sessions/current/token`, { method: 'POST', headers: { host: env.frontendHost, authorization: `Bearer ${sessions[0]}` } });
+    const { token } = expectStatus<{ token: string }>('mint', probe, 200);
+    expectStatus('get user', await http(`${url}/api/server/v1/users/${users[0]}`, { headers: loads.get.headers }), 200);
+
+    const server = gatehouse;
+    const rounds: Record<keyof typeof loads, Latency[]> = { get: [], mint: [] };
+    for (let r = 0; r < config.rounds; r++) {
+      for (const k of (r % 2 === 0 ? ['get', 'mint'] : ['mint', 'get']) as (keyof typeof loads)[]) {
+        const l = await timedWithCpu(server.child.pid, config.databaseUrl, {
+          ...loads[k], url, connections: config.connections, durationSeconds: config.durationSeconds, warmupSeconds: config.warmupSeconds,
+        });
+        console.log(`  ${loads[k].name}, round ${r + 1}: ${fmtInt(l.requestsPerSecond)} req/s, p99 ${l.p99Ms.toFixed(2)} ms, CPU ${(l.serverCpuMsPerRequest ?? 0).toFixed(2)} + ${(l.postgresCpuMsPerRequest ?? 0).toFixed(2)} ms/req${l.non2xx ? `, NON-2xx ${l.non2xx} ${JSON.stringify(l.statuses)}` : ''}`);
+        rounds[k].push(l);
+      }
+    }
+    const jwks = expectStatus('jwks', await http(`${url}/_svc/.well-known/jwks.json`, { headers: { host: env.frontendHost } }), 200);
+    console.log(`measuring local verification for ${config.verifySeconds}s on one core`);
+    const verifications = await verifyRate(token, jwks, `http://${env.frontendHost}`, config.verifySeconds);
+
+    const rowOf = (k: keyof typeof loads): Row => {
+      const l = medianOfRounds(rounds[k]);
+      return { name: loads[k].name, rate: l.requestsPerSecond, p50Ms: l.p50Ms, p99Ms: l.p99Ms, non2xx: l.non2xx + l.errors + l.timeouts, serverCpuMs: l.serverCpuMsPerRequest, postgresCpuMs: l.postgresCpuMsPerRequest };
+    };
+    const rows = [rowOf('get'), rowOf('mint')];
+    const perRound = rounds.mint.map((l, r) => l.requestsPerSecond / rounds.get[r]!.requestsPerSecond).sort((a, b) => a - b);
+    const cpu = (r: Row) => (r.serverCpuMs ?? 0) + (r.postgresCpuMs ?? 0);
+    const ratio = { name: 'mint session JWT / GET user', value: perRound[Math.floor(perRound.length / 2)]!, aim: 0.8, cpuValue: cpu(rows[0]!) / cpu(rows[1]!) };
+    const file = await writeResults('tokens', { bench: 'tokens', startedAt: started.toISOString(), config: { ...config, databaseUrl: redact(config.databaseUrl) }, machine: machineInfo(), rounds, rows, ratio, perRound, verifications });
+
+    console.log(`\n## Session tokens (${started.toISOString().slice(0, 10)}, ${config.connections} connections, median of ${config.rounds} rounds)\n`);
+    console.log(markdownTable(rows));
+    console.log(`\n${markdownRatios([ratio])}\n`);
+    console.log('| Local verification (jose, cached JWKS, one core) | Verifications/s | Aim | |');
+    console.log('|---|---:|---:|---|');
+    console.log(`| jwtVerify, ES256 | ${fmtInt(verifications)} | > 20,000 | ${verifications > 20_000 ? 'met' : '**below aim**'} |`);
+    console.log(`\nresults: ${file}`);
+  } catch (err) {
+    if (gatehouse) console.error(`--- last output of gatehouse ---\n${gatehouse.output()}`);
+    throw err;
+  } finally {
+    await gatehouse?.stop();
+  }
+}
