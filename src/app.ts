@@ -20,7 +20,7 @@ import { createInvitationsService } from './invitations/service.js';
 import { impersonationClientRoutes, impersonationServerRoutes } from './impersonation/routes.js';
 import { createImpersonationService } from './impersonation/service.js';
 import { sessionTokensAdminRoutes, sessionTokensClientRoutes, sessionTokensPublicRoutes, sessionTokensServerRoutes } from './session-tokens/routes.js';
-import { createSessionTokensService } from './session-tokens/service.js';
+import { createFirstSigningKey, createSessionTokensService } from './session-tokens/service.js';
 import { createSealer } from './platform/crypto/encryption.js';
 import type { Clock } from './platform/clock.js';
 import type { Db } from './platform/db/database.js';
@@ -93,7 +93,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const metrics = options.metrics ?? createMetrics();
   if (options.poolStats) watchPool(metrics, options.poolStats);
   const mailer = createMailer({ db, clock, log: app.log, metrics, smtpUrl: options.smtpUrl, from: options.mailFrom ?? DEFAULT_MAIL_FROM });
-  const environments = createEnvironmentsService({ db, clock, defaultFrontendPort: options.publicPort, notifications: options.notifications });
+  const sealer = createSealer(options.encryptionKey);
+  const environments = createEnvironmentsService({
+    db, clock, defaultFrontendPort: options.publicPort, notifications: options.notifications,
+    onCreate: (trx, environmentId, now) => createFirstSigningKey(trx, environmentId, sealer, now),
+  });
   const sessions = createSessionsService({ db, clock });
   const users = createUsersService({ db, clock, environments, sessions });
   const limiter = createRateLimiter(db, clock, metrics);
@@ -108,9 +112,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const organizations = createOrganizationsService({ db, clock, users, environments });
   const organizationInvitations = createOrganizationInvitationsService({ db, clock, mailer, limiter, environments, organizations, users });
   const impersonation = createImpersonationService({ db, clock, environments, users, metrics });
-  const sessionTokens = createSessionTokensService({
-    db, clock, sealer: createSealer(options.encryptionKey), notifications: options.notifications, environments, sessions,
-  });
+  const sessionTokens = createSessionTokensService({ db, clock, sealer, notifications: options.notifications, environments, sessions });
   const outbox = createOutboxStore(db);
 
   registerSecurityHeaders(app); // before the 404 handler, which only gets the hooks added before it

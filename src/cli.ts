@@ -7,7 +7,7 @@ import { Value } from 'typebox/value';
 import { systemCaller } from './platform/caller.js';
 import { systemClock } from './platform/clock.js';
 import { createSealer, resolveEncryptionKey } from './platform/crypto/encryption.js';
-import { createSessionTokensService } from './session-tokens/service.js';
+import { createFirstSigningKey, createSessionTokensService } from './session-tokens/service.js';
 import { createSessionsService } from './sessions/service.js';
 import { openDatabase, type Database } from './platform/db/database.js';
 import { lockDataDir } from './platform/db/data-dir-lock.js';
@@ -74,8 +74,8 @@ function parseRoles(text: string) {
 /** The session-token service over the CLI's database, with the server's encryption key. */
 function signingKeys(config: Config, db: Database['db'], environments: EnvironmentsService) {
   assertServerConfig(config);
-  const { key } = resolveEncryptionKey(config.encryptionKey, config.dataDir);
-  return createSessionTokensService({ db, clock: systemClock, sealer: createSealer(key), environments, sessions: createSessionsService({ db, clock: systemClock }) });
+  const sealer = createSealer(resolveEncryptionKey(config.encryptionKey, config.dataDir).key);
+  return createSessionTokensService({ db, clock: systemClock, sealer, environments, sessions: createSessionsService({ db, clock: systemClock }) });
 }
 
 // Role-set commands never read users.
@@ -93,7 +93,13 @@ async function run(argv: string[]) {
   if (!COMMANDS.has(command)) throw new UsageError(`Unknown command "${positionals.join(' ')}".`);
 
   await withDatabase(config, async ({ db }) => {
-    const environments = createEnvironmentsService({ db, clock: systemClock, defaultFrontendPort: config.port });
+    // An environment gets its first signing key with it when the encryption key is at hand (always with the
+    // embedded database); without it, on its first token or JWKS request.
+    const sealer = config.databaseUrl && !config.encryptionKey ? undefined : createSealer(resolveEncryptionKey(config.encryptionKey, config.dataDir).key);
+    const environments = createEnvironmentsService({
+      db, clock: systemClock, defaultFrontendPort: config.port,
+      onCreate: sealer && ((trx, environmentId, now) => createFirstSigningKey(trx, environmentId, sealer, now)),
+    });
     switch (command) {
       case 'migrate':
         return console.error('Database is up to date.');

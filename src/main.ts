@@ -5,7 +5,8 @@ import { createEnvironmentsService } from './environments/service.js';
 import type { CreatedEnvironment } from './environments/schemas.js';
 import { systemCaller } from './platform/caller.js';
 import { systemClock } from './platform/clock.js';
-import { resolveEncryptionKey } from './platform/crypto/encryption.js';
+import { createSealer, resolveEncryptionKey } from './platform/crypto/encryption.js';
+import { createFirstSigningKey } from './session-tokens/service.js';
 import { openDatabase, type Db } from './platform/db/database.js';
 import { DataDirLockedError, lockDataDir } from './platform/db/data-dir-lock.js';
 import { migrate } from './platform/db/migrate.js';
@@ -39,7 +40,7 @@ async function main() {
     metricsExposure: config.metricsPort ? { on: 'own_port' } : { on: 'app', token: config.metricsToken }, encryptionKey,
   });
   // A key on the embedded database is a developer's; on a shared one, output that is not a terminal goes to a log.
-  await bootstrapFirstEnvironment(database.db, app.log, { port: config.port, showKey: embedded || process.stderr.isTTY === true });
+  await bootstrapFirstEnvironment(database.db, app.log, { port: config.port, showKey: embedded || process.stderr.isTTY === true, encryptionKey });
   const metricsServer = config.metricsPort ? await serveMetrics(metrics, { port: config.metricsPort, host: config.host, token: config.metricsToken }) : undefined;
   let closing = false;
   const shutdown = async (signal: string) => {
@@ -87,8 +88,11 @@ async function drain(app: FastifyInstance) {
  * With no environment yet, creates `development` (one process does, see createFirst). The log gets its
  * id; the secret key is shown once on stderr when `showKey`, and never written to the log.
  */
-async function bootstrapFirstEnvironment(db: Db, log: FastifyBaseLogger, { port, showKey }: { port: number; showKey: boolean }) {
-  const environments = createEnvironmentsService({ db, clock: systemClock, defaultFrontendPort: port });
+async function bootstrapFirstEnvironment(db: Db, log: FastifyBaseLogger, { port, showKey, encryptionKey }: { port: number; showKey: boolean; encryptionKey: Buffer }) {
+  const sealer = createSealer(encryptionKey);
+  const environments = createEnvironmentsService({
+    db, clock: systemClock, defaultFrontendPort: port, onCreate: (trx, environmentId, now) => createFirstSigningKey(trx, environmentId, sealer, now),
+  });
   const env = await environments.createFirst(systemCaller('bootstrap'));
   if (!env) return;
   log.info({ environmentId: env.id, frontendHost: env.frontendHost, secretKeyId: env.secretKeyId, secretKeyShown: showKey }, 'created the first environment, "development"');

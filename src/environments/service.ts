@@ -21,6 +21,8 @@ export interface EnvironmentsDeps {
   db: Db; clock: Clock; defaultFrontendPort: number;
   /** How this process hears that another one changed a key or an environment (evicts cached copies). */
   notifications?: Notifications;
+  /** What else a new environment gets in the transaction that creates it (its first signing key). */
+  onCreate?: (trx: Db, environmentId: string, now: Date) => Promise<unknown>;
 }
 
 // Any constant works; it only has to be the same in every process sharing the database.
@@ -42,7 +44,7 @@ const normalizeFrontendHost = (host: string) => host.toLowerCase().replace(/:(80
 const toPublic = ({ id, name, frontendHost, settings, createdAt }: EnvironmentRecord): Environment =>
   ({ id, name, frontendHost, settings, createdAt });
 
-export function createEnvironmentsService({ db, clock, defaultFrontendPort, notifications = localNotifications }: EnvironmentsDeps) {
+export function createEnvironmentsService({ db, clock, defaultFrontendPort, notifications = localNotifications, onCreate }: EnvironmentsDeps) {
   const environments = createEnvironmentsStore(db);
   const keys = createSecretKeysStore(db);
   const keyCache = createSharedCache<{ environmentId: string; keyId: string }>({ db, clock, notifications, name: 'key', idOf: (key) => key.keyId, ...CACHE });
@@ -93,6 +95,7 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
       ? await store.insert({ name: body.name, frontendHost, overrides }, clock.now())
       : await insertWithDefaultHost(store, body.name, overrides);
     if (!env) throw frontendHostTaken(frontendHost!);
+    await onCreate?.(trx, env.id, clock.now());
     const key = await issueKey(trx, env.id, by);
     return { ...toPublic(env), secretKey: key.secretKey, secretKeyId: key.id };
   }

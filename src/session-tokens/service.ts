@@ -50,21 +50,29 @@ const toSigningKey = (row: SigningKeyRecord, now: Date): SigningKey => ({
   publishedUntil: row.published_until?.toISOString() ?? null, revokedAt: row.revoked_at?.toISOString() ?? null, publicJwk: toPublicJwk(row),
 });
 
+/** A new ES256 key pair: the public half as a JWK, the private half sealed. */
+function newKey(sealer: Sealer): NewSigningKey {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  return { id: uuidv7(), publicJwk: publicKey.export({ format: 'jwk' }) as JsonObject, privateKeySealed: sealer.seal(privateKey.export({ format: 'der', type: 'pkcs8' })) };
+}
+
+/** The environment's first signing key, in the transaction that creates the environment. */
+export const createFirstSigningKey = (trx: Db, environmentId: string, sealer: Sealer, now: Date) =>
+  createSigningKeysStore(trx).insertActive(environmentId, newKey(sealer), now);
+
 /** Session JWTs: each environment's ES256 keys (sealed at rest, rotated and revoked), minting, the JWKS, verification. */
 export function createSessionTokensService({ db, clock, sealer, notifications = localNotifications, environments, sessions }: SessionTokensDeps) {
   const cache = createSharedCache<KeyMaterial>({ db, clock, notifications, name: 'signing', idOf: (m) => m.environmentId, ttlMs: 60_000, maxEntries: 10_000 });
 
-  function newKey(): NewSigningKey {
-    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-    return { id: uuidv7(), publicJwk: publicKey.export({ format: 'jwk' }) as JsonObject, privateKeySealed: sealer.seal(privateKey.export({ format: 'der', type: 'pkcs8' })) };
-  }
-
-  /** The environment's published keys, its first one made on first use (two processes racing make one). */
+  /**
+   * The environment's published keys. An environment made before signing keys existed (or by a CLI
+   * without the encryption key) gets its first one here; two processes racing make one.
+   */
   async function load(environmentId: string): Promise<KeyMaterial> {
     const store = createSigningKeysStore(db);
     let rows = await store.listPublished(environmentId, clock.now());
     if (!rows.some((row) => row.retired_at === null)) {
-      await store.insertActive(environmentId, newKey(), clock.now());
+      await store.insertActive(environmentId, newKey(sealer), clock.now());
       rows = await store.listPublished(environmentId, clock.now());
     }
     const active = rows.find((row) => row.retired_at === null)!;
@@ -80,11 +88,17 @@ export function createSessionTokensService({ db, clock, sealer, notifications = 
     return (await material(environmentId)).published.filter((p) => p.until === null || p.until > now);
   };
 
+  /** The keys, newest first; never decrypts one, so keys sealed under a lost encryption key can still be rotated out. */
   async function list(environmentId: string) {
     await environments.record(environmentId);
-    await material(environmentId); // an environment older than signing keys gets its first one here
+    const store = createSigningKeysStore(db);
+    let rows = await store.listAll(environmentId);
+    if (!rows.some((row) => row.retired_at === null && row.revoked_at === null)) {
+      await material(environmentId); // an environment without keys yet gets its first one here
+      rows = await store.listAll(environmentId);
+    }
     const now = clock.now();
-    return { items: (await createSigningKeysStore(db).listAll(environmentId)).map((row) => toSigningKey(row, now)) };
+    return { items: rows.map((row) => toSigningKey(row, now)) };
   }
 
   /** A key change, announced to every process (they drop their decrypted copies) and recorded in the trail when it changed keys. */
@@ -137,7 +151,7 @@ export function createSessionTokensService({ db, clock, sealer, notifications = 
     /** A new key signs at once; the one it replaces stays published until every token it signed has expired. */
     async rotate(environmentId: string, by: Caller) {
       await environments.record(environmentId);
-      const key = newKey();
+      const key = newKey(sealer);
       await changeKeys(environmentId, 'signing_key.rotated', by, async (store, now) => {
         const retired = await store.retireActive(environmentId, now, new Date(now.getTime() + RETIRED_KEY_PUBLISHED_SECONDS * 1000));
         await store.insertActive(environmentId, key, now);
@@ -148,7 +162,7 @@ export function createSessionTokensService({ db, clock, sealer, notifications = 
     /** Takes a key out of the JWKS at once (its tokens stop verifying); a revoked signing key is replaced. */
     async revoke(environmentId: string, keyId: string, by: Caller) {
       await environments.record(environmentId);
-      const replacement = newKey();
+      const replacement = newKey(sealer);
       await changeKeys(environmentId, 'signing_key.revoked', by, async (store, now) => {
         const revoked = await store.revoke(environmentId, keyId, now);
         if (!revoked) {

@@ -2,7 +2,11 @@ import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { createLocalJWKSet, createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEnvironmentsService } from '../../src/environments/service.js';
+import { systemCaller } from '../../src/platform/caller.js';
 import { createSealer } from '../../src/platform/crypto/encryption.js';
+import { createSessionTokensService } from '../../src/session-tokens/service.js';
+import { createSessionsService } from '../../src/sessions/service.js';
 import { startTestApp, TEST_ENCRYPTION_KEY, type TestApp, type TestEnv } from '../helpers/app.js';
 import { expectProblem } from '../helpers/problem.js';
 
@@ -186,6 +190,25 @@ describe('session JWTs', () => {
       expect(decodeProtectedHeader((await mint(env, session.token)).json().token).kid).not.toBe(kid);
       const events = await t.db.selectFrom('audit_events').select('action').where('environment_id', '=', env.id).where('action', 'like', 'signing_key.%').execute();
       expect(events.map((e) => e.action)).toEqual(['signing_key.revoked']);
+    });
+
+    it('gives a new environment its signing key in the transaction that creates it', async () => {
+      const env = await environment();
+      const rows = await t.db.selectFrom('signing_keys').select(['id', 'retired_at', 'revoked_at']).where('environment_id', '=', env.id).execute();
+      expect(rows).toEqual([{ id: expect.any(String), retired_at: null, revoked_at: null }]);
+      expect(await keysOf(env)).toEqual([rows[0]!.id]);
+    });
+
+    it('recovers from a lost encryption key: with a new key, list and rotate work and the new signing key opens', async () => {
+      const env = await environment();
+      await t.client(env).get('/.well-known/jwks.json'); // the first key, sealed under the suite's key
+      const newKey = createSealer(Buffer.alloc(32, 3));
+      const environments = createEnvironmentsService({ db: t.db, clock: t.clock, defaultFrontendPort: 3000 });
+      const replaced = createSessionTokensService({ db: t.db, clock: t.clock, sealer: newKey, environments, sessions: createSessionsService({ db: t.db, clock: t.clock }) });
+      expect((await replaced.list(env.id)).items).toHaveLength(1);
+      const { items } = await replaced.rotate(env.id, systemCaller('cli'));
+      expect(items.map((k) => k.status)).toEqual(['active', 'retired']);
+      expect((await replaced.jwks(env.id)).keys.map((k) => k.kid)).toEqual([items[0]!.id, items[1]!.id]);
     });
 
     it("keeps the private key sealed under the encryption key, and another environment's key id is 404", async () => {
