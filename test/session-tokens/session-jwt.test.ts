@@ -91,6 +91,13 @@ describe('session JWTs', () => {
     expect(user.id).toBeDefined();
   });
 
+  it('documents the five lines a backend verifies a session with in the OpenAPI document', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    const description: string = doc.paths['/_svc/.well-known/jwks.json'].get.description;
+    expect(description).toContain("import { createRemoteJWKSet, jwtVerify } from 'jose';");
+    expect(description).toContain("jwtVerify(token, jwks, { issuer, algorithms: ['ES256'] })");
+  });
+
   it('verifies with jose.createRemoteJWKSet against the running server, and the discovery document names the JWKS', async () => {
     // Served at 127.0.0.1:<port>, so a real HTTP client reaches the environment by its own host.
     const env = { ...(await environment()), frontendHost: `127.0.0.1:${port}` };
