@@ -8,7 +8,7 @@ import { loadavg } from 'node:os';
 import pg from 'pg';
 import { createImpersonationStore } from '../src/impersonation/store.js';
 import { compileStoreCall } from './lib/compile-sql.js';
-import { BENCH_ENCRYPTION_KEY, envNumber, expectStatus } from './lib/config.js';
+import { BENCH_ENCRYPTION_KEY, envNumber, expectStatus, loadConfig } from './lib/config.js';
 import { recreateDatabase, redact } from './lib/db.js';
 import { http } from './lib/http.js';
 import { medianOfRounds, timedWithCpu, type Latency } from './lib/latency.js';
@@ -21,17 +21,13 @@ export const description = 'Impersonation: mint and redeem rates vs create user 
 
 function readConfig() {
   return {
-    databaseUrl: process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/gatehouse_bench',
-    durationSeconds: envNumber('BENCH_DURATION', 6, 1),
-    warmupSeconds: envNumber('BENCH_WARMUP', 2),
-    connections: Math.floor(envNumber('BENCH_CONNECTIONS', 32, 1)),
+    ...loadConfig(),
     ledgerRows: Math.floor(envNumber('BENCH_LEDGER_ROWS', 100_000, 1000)),
     /** Live tokens seeded for the redeem load (part of the ledger rows); each redeem uses one up. */
     redeemTokens: Math.floor(envNumber('BENCH_REDEEM_TOKENS', 80_000, 1000)),
     targets: Math.floor(envNumber('BENCH_TARGETS', 10_000, 1)),
     /** The support team: mints and redeems rotate over them, as the targets rotate over the users. */
     actors: Math.floor(envNumber('BENCH_ACTORS', 20, 1)),
-    rounds: Math.floor(envNumber('BENCH_ROUNDS', 5, 1)),
     quotaSamples: Math.floor(envNumber('BENCH_QUOTA_SAMPLES', 2000, 100)),
   };
 }

@@ -7,7 +7,7 @@ import { createHash, createPublicKey, randomBytes, verify } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import pg from 'pg';
-import { BENCH_ENCRYPTION_KEY, envNumber, expectStatus } from './lib/config.js';
+import { BENCH_ENCRYPTION_KEY, envNumber, expectStatus, loadConfig } from './lib/config.js';
 import { recreateDatabase, redact } from './lib/db.js';
 import { http } from './lib/http.js';
 import { medianOfRounds, timedWithCpu, type Latency } from './lib/latency.js';
@@ -19,12 +19,8 @@ export const description = 'Session JWTs: mint rate vs GET user, and local verif
 
 function readConfig() {
   return {
-    databaseUrl: process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/gatehouse_bench',
-    durationSeconds: envNumber('BENCH_DURATION', 6, 1),
-    warmupSeconds: envNumber('BENCH_WARMUP', 2),
-    connections: Math.floor(envNumber('BENCH_CONNECTIONS', 32, 1)),
+    ...loadConfig(),
     users: Math.floor(envNumber('BENCH_USERS', 10_000, 100)),
-    rounds: Math.floor(envNumber('BENCH_ROUNDS', 5, 1)),
     verifySeconds: envNumber('BENCH_VERIFY_SECONDS', 5, 1),
   };
 }

@@ -71,11 +71,23 @@ function parseRoles(text: string) {
   });
 }
 
+/** The server's encryption key, for the commands that make or read signing keys. */
+const sealerOf = (config: Config) => createSealer(resolveEncryptionKey(config.encryptionKey, config.dataDir).key);
+
 /** The session-token service over the CLI's database, with the server's encryption key. */
 function signingKeys(config: Config, db: Database['db'], environments: EnvironmentsService) {
   assertServerConfig(config);
-  const sealer = createSealer(resolveEncryptionKey(config.encryptionKey, config.dataDir).key);
-  return createSessionTokensService({ db, clock: systemClock, sealer, environments, sessions: createSessionsService({ db, clock: systemClock }) });
+  return createSessionTokensService({ db, clock: systemClock, sealer: sealerOf(config), environments, sessions: createSessionsService({ db, clock: systemClock }) });
+}
+
+/**
+ * `env create` gives the environment its first signing key when the encryption key is at hand (always
+ * with the embedded database); without it, the key is made on the environment's first token or JWKS request.
+ */
+function firstSigningKey(config: Config, command: string) {
+  if (command !== 'env create' || (config.databaseUrl && !config.encryptionKey)) return undefined;
+  const sealer = sealerOf(config);
+  return (trx: Database['db'], environmentId: string, now: Date) => createFirstSigningKey(trx, environmentId, sealer, now);
 }
 
 // Role-set commands never read users.
@@ -93,13 +105,7 @@ async function run(argv: string[]) {
   if (!COMMANDS.has(command)) throw new UsageError(`Unknown command "${positionals.join(' ')}".`);
 
   await withDatabase(config, async ({ db }) => {
-    // An environment gets its first signing key with it when the encryption key is at hand (always with the
-    // embedded database); without it, on its first token or JWKS request.
-    const sealer = config.databaseUrl && !config.encryptionKey ? undefined : createSealer(resolveEncryptionKey(config.encryptionKey, config.dataDir).key);
-    const environments = createEnvironmentsService({
-      db, clock: systemClock, defaultFrontendPort: config.port,
-      onCreate: sealer && ((trx, environmentId, now) => createFirstSigningKey(trx, environmentId, sealer, now)),
-    });
+    const environments = createEnvironmentsService({ db, clock: systemClock, defaultFrontendPort: config.port, onCreate: firstSigningKey(config, command) });
     switch (command) {
       case 'migrate':
         return console.error('Database is up to date.');

@@ -12,8 +12,8 @@ export const redirectUrlNotAllowed = () =>
 export const selfImpersonation = () =>
   new ProblemError(400, 'invalid_request', 'A user cannot impersonate themselves: actorUserId must differ from the target.',
     { errors: [{ path: '/body/actorUserId', message: 'must differ from the target user' }] });
-/** Missing, deleted or banned actor or target; `who` says which of the two. */
 export const actorNotFound = () => new ProblemError(404, 'user_not_found', 'No user with the actorUserId in this environment.');
+/** A banned target or actor; `who` says which of the two. */
 export const userBanned = (who: 'target' | 'actor') =>
   new ProblemError(403, 'user_banned', who === 'target' ? 'The user is banned and cannot be impersonated.' : 'The actor is banned and cannot impersonate.');
 export const actorDeleted = () => new ProblemError(403, 'user_deleted', 'The actor user is deleted and cannot impersonate.');

@@ -16,7 +16,7 @@ import {
   actorDeleted, actorNotFound, impersonationDisabled, impersonationNotFound, impersonationNotInPlan, invalidToken, noLandingUrl,
   quotaExhausted, redirectUrlNotAllowed, selfImpersonation, userBanned, userNotActive,
 } from './errors.js';
-import type { ListImpersonationsQuery, MintBody, MintedToken, Usage } from './schemas.js';
+import type { Impersonation, ListImpersonationsQuery, MintBody, MintedToken, Usage } from './schemas.js';
 import { createImpersonationStore } from './store.js';
 import { monthOf, nextMonthStart, secondsToNextMonth } from './months.js';
 
@@ -69,27 +69,26 @@ export function createImpersonationService({ db, clock, environments, users, met
       throw quotaExhausted(secondsToNextMonth(now), quota);
     }
     const token = randomToken('imp_');
-    const entry = await inTransaction(db, async (trx) => {
-      const inserted = await createImpersonationStore(trx).insertForActiveUsers(environmentId, {
-        tokenHash: sha256(token), actorUserId: body.actorUserId, targetUserId, reason: body.reason, landingUrl, month,
-        expiresAt: new Date(now.getTime() + body.expiresInSeconds * 1000),
-      }, now);
-      if (inserted) {
-        await recordOwnEvent(trx, environmentId, {
-          action: 'impersonation.created', actor: operator(body.actorUserId), context: by.context, via: by.via,
-          targets: [{ type: 'user', id: targetUserId }, { type: 'impersonation', id: inserted.id }],
-          metadata: { reason: body.reason, expiresInSeconds: body.expiresInSeconds, mintedBy: { type: by.actor.type, id: by.actor.id } },
+    let entry: Impersonation | undefined;
+    try {
+      entry = await inTransaction(db, async (trx) => {
+        const inserted = await createImpersonationStore(trx).insertForActiveUsers(environmentId, {
+          tokenHash: sha256(token), actorUserId: body.actorUserId, targetUserId, reason: body.reason, landingUrl, month,
+          expiresAt: new Date(now.getTime() + body.expiresInSeconds * 1000),
         }, now);
-      }
-      return inserted;
-    }).catch(async (err: unknown) => {
-      await store.uncountMint(environmentId, month);
-      throw err;
-    });
-    if (!entry) {
-      await store.uncountMint(environmentId, month);
-      throw (await whyUsersRefused(environmentId, targetUserId, body.actorUserId)) ?? userNotActive();
+        if (inserted) {
+          await recordOwnEvent(trx, environmentId, {
+            action: 'impersonation.created', actor: operator(body.actorUserId), context: by.context, via: by.via,
+            targets: [{ type: 'user', id: targetUserId }, { type: 'impersonation', id: inserted.id }],
+            metadata: { reason: body.reason, expiresInSeconds: body.expiresInSeconds, mintedBy: { type: by.actor.type, id: by.actor.id } },
+          }, now);
+        }
+        return inserted;
+      });
+    } finally {
+      if (!entry) await store.uncountMint(environmentId, month);
     }
+    if (!entry) throw (await whyUsersRefused(environmentId, targetUserId, body.actorUserId)) ?? userNotActive();
     return { entry, token };
   }
 

@@ -72,7 +72,7 @@ export function createSessionTokensService({ db, clock, sealer, notifications = 
     const store = createSigningKeysStore(db);
     let rows = await store.listPublished(environmentId, clock.now());
     if (!rows.some((row) => row.retired_at === null)) {
-      await store.insertActive(environmentId, newKey(sealer), clock.now());
+      await createFirstSigningKey(db, environmentId, sealer, clock.now());
       rows = await store.listPublished(environmentId, clock.now());
     }
     const active = rows.find((row) => row.retired_at === null)!;
@@ -94,7 +94,7 @@ export function createSessionTokensService({ db, clock, sealer, notifications = 
     const store = createSigningKeysStore(db);
     let rows = await store.listAll(environmentId);
     if (!rows.some((row) => row.retired_at === null && row.revoked_at === null)) {
-      await material(environmentId); // an environment without keys yet gets its first one here
+      await createFirstSigningKey(db, environmentId, sealer, clock.now()); // an environment without keys yet gets its first one here
       rows = await store.listAll(environmentId);
     }
     const now = clock.now();

@@ -43,7 +43,7 @@ export function parseEncryptionKey(text: string): Buffer | undefined {
   return key.length === 32 ? key : undefined;
 }
 
-export const KEY_FILE = 'encryption.key';
+const KEY_FILE = 'encryption.key';
 
 /**
  * The embedded database's key: read from `<dataDir>/encryption.key`, or generated there once (owner
