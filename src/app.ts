@@ -22,6 +22,9 @@ import { createImpersonationService } from './impersonation/service.js';
 import { sessionTokensAdminRoutes, sessionTokensClientRoutes, sessionTokensPublicRoutes, sessionTokensServerRoutes } from './session-tokens/routes.js';
 import { createFirstSigningKey, createSessionTokensService } from './session-tokens/service.js';
 import { createSealer } from './platform/crypto/encryption.js';
+import { oauthAdminRoutes, oauthPublicRoutes, oauthServerRoutes, oauthSessionRoutes } from './oauth/routes.js';
+import { createRelyingParty } from './oauth/relying-party.js';
+import { createOAuthService } from './oauth/service.js';
 import type { Clock } from './platform/clock.js';
 import type { Db } from './platform/db/database.js';
 import type { Notifications } from './platform/db/notifications.js';
@@ -65,8 +68,10 @@ export interface AppOptions {
   logStream?: { write(line: string): void };
   /** Timeouts and the connection cap (default HTTP_LIMITS); tests make them small. */
   httpLimits?: HttpLimits;
-  /** 32 bytes that seal the secrets kept in the database (the signing keys' private halves). */
+  /** 32 bytes that seal the secrets kept in the database (the signing keys' private halves, OAuth client secrets). */
   encryptionKey: Buffer;
+  /** How long a call to an external sign-in provider may take (default 10 s); tests make it short. */
+  oauthTimeoutSeconds?: number;
 }
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -113,6 +118,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const organizationInvitations = createOrganizationInvitationsService({ db, clock, mailer, limiter, environments, organizations, users });
   const impersonation = createImpersonationService({ db, clock, environments, users, metrics });
   const sessionTokens = createSessionTokensService({ db, clock, sealer, notifications: options.notifications, environments, sessions });
+  const oauth = createOAuthService({
+    db, clock, sealer, environments, users, metrics,
+    relyingParty: createRelyingParty({ clock, timeoutSeconds: options.oauthTimeoutSeconds ?? 10 }),
+  });
   const outbox = createOutboxStore(db);
 
   registerSecurityHeaders(app); // before the 404 handler, which only gets the hooks added before it
@@ -160,13 +169,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     organizationsServerRoutes(organizations),
     impersonationServerRoutes(impersonation),
     sessionTokensServerRoutes(sessionTokens),
+    oauthServerRoutes(oauth),
   ]), { prefix: '/api/server/v1' });
 
   await app.register(clientPlane({
     resolveEnvironment: (host) => environments.findByHost(host),
     authenticateSession: (environmentId, token) => sessions.authenticate(environmentId, token),
-    publicRoutes: [authPublicRoutes(passwords, codes), invitationsClientRoutes(invitations), organizationInvitationsPublicRoutes(organizationInvitations), impersonationClientRoutes(impersonation), sessionTokensPublicRoutes(sessionTokens)],
-    sessionRoutes: [usersClientRoutes(users), sessionsClientRoutes(sessions), authSessionRoutes(sessions), organizationsClientRoutes(createMemberActions(organizations)), organizationInvitationsClientRoutes(organizationInvitations), sessionTokensClientRoutes(sessionTokens)],
+    publicRoutes: [authPublicRoutes(passwords, codes), invitationsClientRoutes(invitations), organizationInvitationsPublicRoutes(organizationInvitations), impersonationClientRoutes(impersonation), sessionTokensPublicRoutes(sessionTokens), oauthPublicRoutes(oauth)],
+    sessionRoutes: [usersClientRoutes(users), sessionsClientRoutes(sessions), authSessionRoutes(sessions), organizationsClientRoutes(createMemberActions(organizations)), organizationInvitationsClientRoutes(organizationInvitations), sessionTokensClientRoutes(sessionTokens), oauthSessionRoutes(oauth)],
   }), { prefix: '/_svc' });
 
   if (options.adminToken) {
@@ -174,12 +184,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       environmentsAdminRoutes({ environments, outbox: (envId, to) => outbox.list(envId, to) }),
       organizationRoleSetsAdminRoutes(organizations),
       sessionTokensAdminRoutes(sessionTokens),
+      oauthAdminRoutes(oauth),
     ]), { prefix: '/api/admin/v1' });
   }
 
   scheduleMaintenance(app, {
     pruneRateLimitWindows: limiter.pruneOldWindows, pruneExpiredCodes: codes.pruneExpiredCodes, pruneAuditIdempotencyKeys: audit.pruneIdempotencyKeys,
     expireInvitations: invitations.expireOverdue, pruneOutbox: () => outbox.prune(clock.now()),
+    pruneOAuthStates: oauth.pruneExpiredStates,
   });
   app.addHook('onClose', async () => mailer.close());
   return app;

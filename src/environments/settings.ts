@@ -26,6 +26,7 @@ export const EnvironmentSettings = Type.Object({
   auditLogEnabled: Type.Boolean(),
   emailVerificationRequired: Type.Boolean(),
   enumerationProtection: Type.Boolean(),
+  oauthLinkVerifiedEmails: Type.Boolean(),
   session: Type.Object({
     idleTimeoutSeconds: Seconds, maxLifetimeSeconds: Seconds, jwtLifetimeSeconds: Type.Integer({ minimum: 1, maximum: 3600 }),
   }, { additionalProperties: false }),
@@ -49,6 +50,7 @@ export const DEFAULT_SETTINGS: EnvironmentSettings = Object.freeze({
   auditLogEnabled: true,
   emailVerificationRequired: true,
   enumerationProtection: false,
+  oauthLinkVerifiedEmails: true,
   session: { idleTimeoutSeconds: 604_800, maxLifetimeSeconds: 2_592_000, jwtLifetimeSeconds: 60 },
   lockout: { maxFailedAttempts: 10, coolDownSeconds: 3600, ipMaxFailures: 100, ipWindowSeconds: 900 },
 }) as EnvironmentSettings;

@@ -27,6 +27,7 @@ export function createMetrics() {
     mail: counter('gatehouse_mail_total', 'Mail by outcome: sent and failed (SMTP), queued (the outbox, without SMTP)', ['outcome']),
     impersonationMints: counter('gatehouse_impersonation_mints_total', 'Impersonation tokens minted (success) or refused for the monthly quota (quota_exhausted)', ['result']),
     impersonationRedeems: counter('gatehouse_impersonation_redeems_total', 'Impersonation redeems by result: success, or the problem code of the refusal (invalid_token, user_not_active, ...)', ['result']),
+    oauthSignIns: counter('gatehouse_oauth_sign_ins_total', 'External sign-in callbacks by provider type and result: success, or the error code the browser was sent back with', ['provider_type', 'result']),
     auditAppends: counter('gatehouse_audit_appends_total', 'Audit event appends answered 201, by outcome: stored, replayed', ['outcome']),
   };
 }

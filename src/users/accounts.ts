@@ -81,3 +81,18 @@ export const insertVerifiedUser = (trx: Db, environmentId: string, user: Verifie
  */
 export const applyPasswordReset = (trx: Db, environmentId: string, userId: string, passwordHash: string, now: Date) =>
   createUsersStore(trx).resetPassword(environmentId, userId, passwordHash, now);
+
+/** The user and whether it has a password, locked for the caller's transaction; undefined when there is no such user. */
+export const lockUserCredentials = (trx: Db, environmentId: string, userId: string) =>
+  createUsersStore(trx).lockCredentials(environmentId, userId);
+
+/** The live user with this (normalised) email, locked for the caller's transaction. */
+export const lockLiveUserByEmail = (trx: Db, environmentId: string, email: string) =>
+  createUsersStore(trx).lockLiveByEmail(environmentId, normalizeEmail(email));
+
+/**
+ * An external provider proved the email of a user whose email was unproven, in the caller's transaction:
+ * verified, registration complete, the unproven password removed. Undefined unless the user is active.
+ */
+export const proveEmailByProvider = (trx: Db, environmentId: string, userId: string, now: Date) =>
+  createUsersStore(trx).proveEmailDroppingPassword(environmentId, userId, now);

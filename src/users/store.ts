@@ -61,6 +61,23 @@ export function createUsersStore(db: Db) {
     findForUpdate: (environmentId: string, userId: string) =>
       db.selectFrom('users').selectAll().where('environment_id', '=', environmentId).where('id', '=', userId)
         .forUpdate().executeTakeFirst().then((row) => row && toUser(row)),
+    /** The user with whether it has a password, locked until the transaction ends (an identity unlinked). */
+    lockCredentials: (environmentId: string, userId: string) =>
+      db.selectFrom('users').selectAll().where('environment_id', '=', environmentId).where('id', '=', userId)
+        .forUpdate().executeTakeFirst().then((row): Credentials | undefined => row && { user: toUser(row), passwordHash: row.password_hash }),
+    /** The live user with this email, locked until the transaction ends (an external identity linked to it). */
+    lockLiveByEmail: (environmentId: string, email: string) =>
+      db.selectFrom('users').selectAll().where('environment_id', '=', environmentId).where('email', '=', email)
+        .where('status', '!=', 'deleted').forUpdate().executeTakeFirst().then((row) => row && toUser(row)),
+    /**
+     * An external provider vouched for the email of a user that had never proven it: the email is verified,
+     * a pending registration completed, and the password, which nobody proved belongs to the email's
+     * owner (someone may have signed up with another's address first), is removed.
+     */
+    proveEmailDroppingPassword: (environmentId: string, userId: string, now: Date) =>
+      byId(environmentId, userId).where('status', '=', 'active').set({
+        email_verified_at: now, registration_state: 'complete', password_hash: null, failed_sign_ins: 0, locked_until: null, updated_at: now,
+      }).returningAll().executeTakeFirst().then((row) => row && toUser(row)),
     /** The live (not deleted) user with this email, with what sign-in needs. */
     findCredentials: (environmentId: string, email: string) =>
       db.selectFrom('users').selectAll().where('environment_id', '=', environmentId).where('email', '=', email)

@@ -4,6 +4,7 @@ import { userCaller, type RequestContext } from '../../platform/caller.js';
 import type { Clock } from '../../platform/clock.js';
 import { inTransaction, type Db } from '../../platform/db/database.js';
 import { rateLimited } from '../../platform/http/problems.js';
+import type { JsonObject } from '../../platform/json.js';
 import type { Limit, RateLimiter } from '../../platform/rate-limit.js';
 import type { StartedSession } from '../../sessions/schemas.js';
 import { startSession } from '../../sessions/service.js';
@@ -24,10 +25,13 @@ export interface SignedIn { user: ClientUser; session: StartedSession; token: st
 export type SignInResult = { status: 'complete' } & SignedIn;
 
 /** How a user proved who they are, as the trail records a sign-in. */
-export type SignInMethod = 'password' | 'sign_up' | 'email_code';
+export type SignInMethod = 'password' | 'sign_up' | 'email_code' | 'oauth';
 
-/** Starts the user's session with the environment's lifetimes and records the sign-in with it. */
-export function signInAs(db: Db, clock: Clock, env: AuthEnvironment, user: User, origin: RequestContext, method: SignInMethod): Promise<SignedIn> {
+/**
+ * Starts the user's session with the environment's lifetimes and records the sign-in with it (in the
+ * caller's transaction when given one). `details` adds to the event's metadata (the provider of an external sign-in).
+ */
+export function signInAs(db: Db, clock: Clock, env: AuthEnvironment, user: User, origin: RequestContext, method: SignInMethod, details: JsonObject = {}): Promise<SignedIn> {
   return inTransaction(db, async (trx) => {
     const now = clock.now();
     const started = await startSession(trx, env.id, user.id, env.settings.session, origin, now);
@@ -35,7 +39,7 @@ export function signInAs(db: Db, clock: Clock, env: AuthEnvironment, user: User,
     if (!started) throw invalidCredentials();
     await recordOwnEvent(trx, env.id, {
       action: 'user.signed_in', ...userCaller(user.id, origin),
-      targets: [{ type: 'user', id: user.id }, { type: 'session', id: started.session.id }], metadata: { method },
+      targets: [{ type: 'user', id: user.id }, { type: 'session', id: started.session.id }], metadata: { method, ...details },
     }, now);
     return { user: toClientUser(user), ...started };
   });

@@ -100,6 +100,22 @@ export interface SigningKeyRow {
   retired_at: Date | null; published_until: Date | null; revoked_at: Date | null;
 }
 
+export interface OAuthProviderRow {
+  environment_id: string; id: string; type: string; name: string; client_id: string; client_secret_sealed: Buffer;
+  issuer: string | null; authorization_url: string | null; token_url: string | null; user_info_url: string | null;
+  scopes: string[]; enabled: boolean; created_at: Date; updated_at: Date;
+}
+
+export interface OAuthStateRow {
+  environment_id: string; state_hash: Buffer; provider_id: string; browser_hash: Buffer; secrets_sealed: Buffer;
+  redirect_url: string; created_at: Date; expires_at: Date; used_at: Date | null;
+}
+
+export interface UserIdentityRow {
+  environment_id: string; id: string; user_id: string; provider_id: string; subject: string; email: string | null;
+  email_verified: boolean; created_at: Date; last_sign_in_at: Date;
+}
+
 export interface Tables {
   environments: EnvironmentRow;
   secret_keys: SecretKeyRow;
@@ -119,4 +135,7 @@ export interface Tables {
   impersonations: ImpersonationRow;
   impersonation_usage: ImpersonationUsageRow;
   signing_keys: SigningKeyRow;
+  oauth_providers: OAuthProviderRow;
+  oauth_states: OAuthStateRow;
+  user_identities: UserIdentityRow;
 }

@@ -1,0 +1,177 @@
+import * as client from 'openid-client';
+import { createCache } from '../platform/cache.js';
+import type { Clock } from '../platform/clock.js';
+import { isLoopback, type Endpoints } from './presets.js';
+import type { ProviderType } from './schemas.js';
+
+/**
+ * The relying party: every exchange with a provider goes through openid-client (discovery, the
+ * authorization URL with PKCE and nonce, the code exchange with the RFC 9207 `iss` check and the ID token
+ * validation, the userinfo and API calls). Nothing here touches the database.
+ */
+
+/** A provider as the relying party needs it: what to call, and as whom. */
+export interface ProviderSettings extends Endpoints {
+  key: string;
+  type: ProviderType;
+  clientId: string;
+  clientSecret: string;
+}
+
+/** What the service learns of the person who signed in. */
+export interface Profile {
+  subject: string;
+  email: string | null;
+  emailVerified: boolean;
+  firstName: string | null;
+  lastName: string | null;
+  name: string | null;
+}
+
+/** The callback error codes the browser is sent back with (`?error=`). */
+export type CallbackErrorCode =
+  | 'access_denied' | 'provider_error' | 'provider_unavailable' | 'invalid_response' | 'state_mismatch'
+  | 'provider_not_found' | 'email_required' | 'name_required' | 'email_taken' | 'user_banned';
+
+/** A failed exchange with the provider: the code the browser gets, and what happened (for the log only). */
+export class OAuthFailure extends Error {
+  constructor(readonly code: CallbackErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+export interface AuthorizationSecrets { codeVerifier: string; nonce: string | null }
+
+// Discovery documents change rarely; a provider's configuration is refetched after an hour, or at once when
+// the provider is edited (the cache key carries its last update).
+const CONFIGURATION_TTL_MS = 60 * 60_000;
+
+const causes = (err: unknown): unknown[] => {
+  const chain: unknown[] = [];
+  for (let e = err; e !== undefined && chain.length < 10; e = (e as { cause?: unknown })?.cause) chain.push(e);
+  return chain;
+};
+
+/** Sorts a failure of openid-client or of the network into the code the browser is told. */
+export function classifyFailure(err: unknown): OAuthFailure {
+  if (err instanceof OAuthFailure) return err;
+  const chain = causes(err);
+  const unreachable = chain.some((e) => e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError' || (e instanceof TypeError && /fetch failed/.test(e.message))));
+  const serverError = chain.some((e) => (e instanceof Response && e.status >= 500) || (e instanceof client.ResponseBodyError && e.status >= 500));
+  if (unreachable || serverError) return new OAuthFailure('provider_unavailable', `the provider did not answer usefully: ${(err as Error).message}`, { cause: err });
+  if (err instanceof client.ResponseBodyError) return new OAuthFailure('provider_error', `the provider refused: ${err.error} ${err.error_description ?? ''}`, { cause: err });
+  return new OAuthFailure('invalid_response', `the provider's answer failed validation: ${(err as Error).message}`, { cause: err });
+}
+
+const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value.trim() : null);
+
+/** The profile from OpenID Connect claims (the ID token, completed by userinfo). */
+function profileFromClaims(claims: Record<string, unknown>): Profile {
+  const subject = claims.sub;
+  if (typeof subject !== 'string' || subject === '') throw new OAuthFailure('invalid_response', 'the profile has no subject');
+  return {
+    subject, email: text(claims.email), emailVerified: claims.email_verified === true || claims.email_verified === 'true',
+    firstName: text(claims.given_name), lastName: text(claims.family_name), name: text(claims.name),
+  };
+}
+
+/** The profile from a plain OAuth2 userinfo answer: `sub` or `id` names the user. */
+function profileFromUserInfo(info: Record<string, unknown>): Profile {
+  const id = info.sub ?? info.id;
+  return profileFromClaims({ ...info, sub: typeof id === 'number' ? String(id) : id });
+}
+
+interface GitHubEmail { email: string; primary: boolean; verified: boolean }
+
+export function createRelyingParty({ clock, timeoutSeconds }: { clock: Clock; timeoutSeconds: number }) {
+  const configurations = createCache<client.Configuration>(clock, { ttlMs: CONFIGURATION_TTL_MS, maxEntries: 10_000 });
+
+  async function configure(provider: ProviderSettings): Promise<client.Configuration> {
+    const insecure = [provider.issuer, provider.authorizationUrl, provider.tokenUrl, provider.userInfoUrl]
+      .some((url) => url?.startsWith('http:') && isLoopback(new URL(url)));
+    const execute = insecure ? [client.allowInsecureRequests] : [];
+    let config: client.Configuration;
+    if (provider.oidc) {
+      config = await client.discovery(new URL(provider.issuer!), provider.clientId, { client_secret: provider.clientSecret }, undefined, { execute, timeout: timeoutSeconds });
+      // The OpenID default is client_secret_basic; a provider that lists only client_secret_post gets that.
+      const methods = config.serverMetadata().token_endpoint_auth_methods_supported;
+      const auth = !methods || methods.includes('client_secret_basic') ? client.ClientSecretBasic(provider.clientSecret) : client.ClientSecretPost(provider.clientSecret);
+      config = new client.Configuration(config.serverMetadata(), provider.clientId, { client_secret: provider.clientSecret }, auth);
+    } else {
+      const server: client.ServerMetadata = {
+        // A plain OAuth2 server may still send `iss` (RFC 9207); without a configured issuer it is its origin.
+        issuer: provider.issuer ?? new URL(provider.authorizationUrl!).origin,
+        authorization_endpoint: provider.authorizationUrl!, token_endpoint: provider.tokenUrl!, userinfo_endpoint: provider.userInfoUrl!,
+      };
+      config = new client.Configuration(server, provider.clientId, { client_secret: provider.clientSecret }, client.ClientSecretPost(provider.clientSecret));
+    }
+    for (const apply of execute) apply(config);
+    config.timeout = timeoutSeconds;
+    return config;
+  }
+
+  async function configuration(provider: ProviderSettings) {
+    const cached = configurations.get(provider.key);
+    if (cached) return cached;
+    const generation = configurations.generation();
+    const config = await configure(provider);
+    configurations.set(provider.key, config, generation);
+    return config;
+  }
+
+  async function githubProfile(config: client.Configuration, provider: ProviderSettings, accessToken: string): Promise<Profile> {
+    const headers = new Headers({ accept: 'application/vnd.github+json', 'user-agent': 'Gatehouse' });
+    const get = async <T>(url: string): Promise<T> => {
+      const response = await client.fetchProtectedResource(config, accessToken, new URL(url), 'GET', undefined, headers);
+      if (!response.ok) throw new OAuthFailure(response.status >= 500 ? 'provider_unavailable' : 'provider_error', `GitHub answered ${response.status} on ${url}`);
+      return response.json() as Promise<T>;
+    };
+    const user = await get<Record<string, unknown>>(provider.userInfoUrl!);
+    const emails = await get<GitHubEmail[]>(`${provider.userInfoUrl}/emails`);
+    // Only an address GitHub verified counts; the primary one first.
+    const verified = emails.find((e) => e.primary && e.verified) ?? emails.find((e) => e.verified);
+    const [first, ...rest] = text(user.name)?.split(/\s+/) ?? [];
+    return {
+      ...profileFromUserInfo(user), email: verified?.email.toLowerCase() ?? null, emailVerified: verified !== undefined,
+      name: text(user.name) ?? text(user.login), firstName: first ?? null, lastName: rest.join(' ') || null,
+    };
+  }
+
+  return {
+    /** The provider's authorization URL for a new attempt, and the secrets its callback must present. */
+    async authorizationUrl(provider: ProviderSettings, redirectUri: string, state: string): Promise<{ url: URL; secrets: AuthorizationSecrets }> {
+      const config = await configuration(provider).catch((err: unknown) => { throw classifyFailure(err); });
+      const codeVerifier = client.randomPKCECodeVerifier();
+      const nonce = provider.oidc ? client.randomNonce() : null;
+      const url = client.buildAuthorizationUrl(config, {
+        redirect_uri: redirectUri, scope: provider.scopes.join(' '), state,
+        code_challenge: await client.calculatePKCECodeChallenge(codeVerifier), code_challenge_method: 'S256',
+        ...(nonce && { nonce }),
+      });
+      return { url, secrets: { codeVerifier, nonce } };
+    },
+
+    /**
+     * Exchanges the code and reads who signed in. `callbackUrl` is the full URL the provider sent the
+     * browser to (the registered redirect URI and the provider's parameters).
+     */
+    async signIn(provider: ProviderSettings, callbackUrl: URL, state: string, secrets: AuthorizationSecrets): Promise<Profile> {
+      try {
+        const config = await configuration(provider);
+        const tokens = await client.authorizationCodeGrant(config, callbackUrl, {
+          pkceCodeVerifier: secrets.codeVerifier, expectedState: state, idTokenExpected: provider.oidc,
+          ...(secrets.nonce && { expectedNonce: secrets.nonce }),
+        });
+        if (provider.type === 'github') return await githubProfile(config, provider, tokens.access_token);
+        if (!provider.oidc) return profileFromUserInfo(await client.fetchUserInfo(config, tokens.access_token, client.skipSubjectCheck));
+        const claims = tokens.claims()!;
+        // Many providers put only `sub` in the ID token and the rest behind the userinfo endpoint.
+        const needsUserInfo = claims.email === undefined && config.serverMetadata().userinfo_endpoint;
+        return profileFromClaims(needsUserInfo ? { ...(await client.fetchUserInfo(config, tokens.access_token, claims.sub)), ...claims } : claims);
+      } catch (err) {
+        throw classifyFailure(err);
+      }
+    },
+  };
+}
+export type RelyingParty = ReturnType<typeof createRelyingParty>;

@@ -1,0 +1,294 @@
+import { timingSafeEqual } from 'node:crypto';
+import { recordOwnEvent } from '../audit/service.js';
+import { signInAs, type SignedIn } from '../auth/service/common.js';
+import { frontendUrl, isAllowedRedirect } from '../environments/origins.js';
+import type { EnvironmentsService } from '../environments/service.js';
+import { userCaller, type Caller, type RequestContext } from '../platform/caller.js';
+import type { Clock } from '../platform/clock.js';
+import type { Sealer } from '../platform/crypto/encryption.js';
+import { randomToken, sha256 } from '../platform/crypto/tokens.js';
+import { inTransaction, transactionWithLock, type Db } from '../platform/db/database.js';
+import type { ClientEnvironment, SessionContext } from '../platform/http/planes.js';
+import { ProblemError } from '../platform/http/problem.js';
+import type { Metrics } from '../platform/metrics.js';
+import { revokeAllSessions } from '../sessions/service.js';
+import { insertUser, joinName, lockLiveUserByEmail, lockUserCredentials, normalizeEmail, proveEmailByProvider } from '../users/accounts.js';
+import type { User } from '../users/schemas.js';
+import type { UsersService } from '../users/service.js';
+import {
+  identityNotFound, impersonatedUnlink, invalidProviderConfig, invalidState, lastSignInMethod, providerNotFound, redirectUrlNotAllowed,
+} from './errors.js';
+import { endpointProblem, missingEndpoints, resolveEndpoints } from './presets.js';
+import { OAuthFailure, type AuthorizationSecrets, type Profile, type ProviderSettings, type RelyingParty } from './relying-party.js';
+import type { Identity, Provider, PutProviderBody } from './schemas.js';
+import { createIdentitiesStore, createProvidersStore, createStatesStore, type IdentityRecord, type ProviderRecord } from './store.js';
+
+export interface OAuthDeps {
+  db: Db; clock: Clock; sealer: Sealer; relyingParty: RelyingParty;
+  environments: Pick<EnvironmentsService, 'record'>;
+  users: Pick<UsersService, 'get'>;
+  metrics: Pick<Metrics, 'oauthSignIns'>;
+}
+
+/** How long a started sign-in may take at the provider before its state stops working. */
+export const STATE_LIFETIME_SECONDS = 600;
+
+/** Where a callback sends the browser: signed in, or back with an error code. */
+export type CallbackResult =
+  | { outcome: 'signed_in'; redirectUrl: string; signedIn: SignedIn }
+  | { outcome: 'failed'; redirectUrl: string; code: OAuthFailure['code']; reason: string };
+
+const callbackUrl = (env: Pick<ClientEnvironment, 'frontendHost'>, providerId: string) =>
+  `${frontendUrl(env.frontendHost)}/_svc/auth/oauth2/${providerId}/callback`;
+
+const toIdentity = (row: IdentityRecord): Identity => ({
+  id: row.id, provider: row.provider_id, subject: row.subject, email: row.email, emailVerified: row.email_verified,
+  createdAt: row.created_at.toISOString(), lastSignInAt: row.last_sign_in_at.toISOString(),
+});
+
+/** Two callbacks for the same new account wait for each other, in every process: the second finds the first's user. */
+const identityLockKey = (environmentId: string, providerId: string, subject: string) =>
+  sha256(`${environmentId}\n${providerId}\n${subject}`).readIntBE(0, 6);
+
+const fail = (code: OAuthFailure['code'], message: string) => new OAuthFailure(code, message);
+
+/** External sign-in: providers per environment, the authorization dance, and the identities it links. */
+export function createOAuthService({ db, clock, sealer, relyingParty, environments, users, metrics }: OAuthDeps) {
+  const providers = createProvidersStore(db);
+  const states = createStatesStore(db);
+  const identities = createIdentitiesStore(db);
+
+  const toProvider = (row: ProviderRecord, frontendHost: string): Provider => ({
+    id: row.id, type: row.type, name: row.name, clientId: row.client_id, issuer: row.issuer, authorizationUrl: row.authorization_url,
+    tokenUrl: row.token_url, userInfoUrl: row.user_info_url, scopes: row.scopes, enabled: row.enabled, callbackUrl: callbackUrl({ frontendHost }, row.id),
+    createdAt: row.created_at.toISOString(), updatedAt: row.updated_at.toISOString(),
+  });
+
+  /** What the relying party runs a provider with; the key changes with every edit, so no stale configuration is used. */
+  const settingsOf = (row: ProviderRecord): ProviderSettings => ({
+    key: `${row.environment_id}:${row.id}:${row.updated_at.getTime()}`, type: row.type, clientId: row.client_id,
+    clientSecret: sealer.open(row.client_secret_sealed).toString('utf8'),
+    ...resolveEndpoints(row.type, { issuer: row.issuer, authorizationUrl: row.authorization_url, tokenUrl: row.token_url, userInfoUrl: row.user_info_url, scopes: row.scopes }),
+  });
+
+  async function enabledProvider(environmentId: string, providerId: string) {
+    const row = await providers.find(environmentId, providerId);
+    if (!row?.enabled) throw fail('provider_not_found', `no enabled provider "${providerId}"`);
+    return row;
+  }
+
+  const recordUserEvent = (trx: Db, environmentId: string, userId: string, action: string, by: Caller, metadata = {}) =>
+    recordOwnEvent(trx, environmentId, { action, ...by, targets: [{ type: 'user', id: userId }], metadata }, clock.now());
+
+  /** Links the profile's identity to the user, in the caller's transaction, and records it. */
+  async function link(trx: Db, env: ClientEnvironment, user: User, providerId: string, profile: Profile, origin: RequestContext) {
+    const identity = await createIdentitiesStore(trx).insert(env.id, {
+      userId: user.id, providerId, subject: profile.subject, email: profile.email, emailVerified: profile.emailVerified,
+    }, clock.now());
+    await recordOwnEvent(trx, env.id, {
+      action: 'user.identity_linked', ...userCaller(user.id, origin),
+      targets: [{ type: 'user', id: user.id }, { type: 'identity', id: identity.id }], metadata: { provider: providerId },
+    }, clock.now());
+  }
+
+  /** The user the identity already belongs to; undefined when it belongs to nobody (or to a deleted user, whose link goes). */
+  async function userOfIdentity(trx: Db, env: ClientEnvironment, providerId: string, profile: Profile) {
+    const store = createIdentitiesStore(trx);
+    const identity = await store.findBySubject(env.id, providerId, profile.subject);
+    if (!identity) return undefined;
+    const found = await lockUserCredentials(trx, env.id, identity.user_id);
+    if (!found || found.user.status === 'deleted') {
+      await store.deleteOne(env.id, identity.id);
+      return undefined;
+    }
+    await store.recordSignIn(env.id, identity.id, profile.email, profile.emailVerified, clock.now());
+    return found.user;
+  }
+
+  /**
+   * The live user with the provider's verified email, when the environment links by email. A user who had
+   * never proven that email gets it verified and loses the unproven password and its sessions: whoever
+   * signed up with another's address first must not keep a way into the owner's account.
+   */
+  async function userToLink(trx: Db, env: ClientEnvironment, profile: Profile, origin: RequestContext) {
+    if (!profile.email || !profile.emailVerified || !env.settings.oauthLinkVerifiedEmails) return undefined;
+    const user = await lockLiveUserByEmail(trx, env.id, profile.email);
+    if (!user || user.emailVerifiedAt !== null || user.status !== 'active') return user;
+    const proven = (await proveEmailByProvider(trx, env.id, user.id, clock.now()))!;
+    const revokedSessions = await revokeAllSessions(trx, env.id, user.id, clock.now());
+    await recordUserEvent(trx, env.id, user.id, 'user.email_verified', userCaller(user.id, origin), { via: 'oauth', passwordRemoved: true, revokedSessions });
+    return proven;
+  }
+
+  /** A new user from the profile, under the environment's sign-up rules. */
+  async function createUser(trx: Db, env: ClientEnvironment, providerId: string, profile: Profile, origin: RequestContext) {
+    const { requiredFields } = env.settings;
+    if (requiredFields.includes('email') && !profile.email) throw fail('email_required', 'the provider gave no email and the environment requires one');
+    if (requiredFields.includes('name') && !(profile.name || (profile.firstName && profile.lastName))) throw fail('name_required', 'the provider gave no name and the environment requires one');
+    const now = clock.now();
+    const user = await insertUser(trx, env.id, {
+      email: profile.email && normalizeEmail(profile.email), emailVerifiedAt: profile.email && profile.emailVerified ? now : null,
+      registrationState: 'complete', passwordHash: null, firstName: profile.firstName, lastName: profile.lastName,
+      name: profile.name ?? joinName(profile.firstName, profile.lastName), publicMetadata: {}, privateMetadata: {}, unsafeMetadata: {},
+    }, now).catch((err: unknown) => {
+      if (err instanceof ProblemError && err.code === 'email_taken') throw fail('email_taken', 'another account has the email and it cannot be linked');
+      throw err;
+    });
+    await recordUserEvent(trx, env.id, user.id, 'user.signed_up', userCaller(user.id, origin), { method: 'oauth', provider: providerId });
+    return user;
+  }
+
+  /** Finds, links or creates the user and starts the session, in one transaction. */
+  const signInWithProfile = (env: ClientEnvironment, providerId: string, profile: Profile, origin: RequestContext) =>
+    transactionWithLock(db, identityLockKey(env.id, providerId, profile.subject), async (trx) => {
+      let user = await userOfIdentity(trx, env, providerId, profile);
+      if (!user) {
+        user = await userToLink(trx, env, profile, origin) ?? await createUser(trx, env, providerId, profile, origin);
+        if (user.status === 'banned') throw fail('user_banned', 'the account with this email is banned');
+        await link(trx, env, user, providerId, profile, origin);
+      }
+      if (user.status === 'banned') throw fail('user_banned', 'the user is banned');
+      return signInAs(trx, clock, env, user, origin, 'oauth', { provider: providerId });
+    });
+
+  function sameBrowser(expectedHash: Buffer, browserToken: string | undefined) {
+    return browserToken !== undefined && timingSafeEqual(expectedHash, sha256(browserToken));
+  }
+
+  async function finish(env: ClientEnvironment, providerId: string, redirectUrl: string, run: () => Promise<SignedIn>, type: string): Promise<CallbackResult> {
+    try {
+      const signedIn = await run();
+      metrics.oauthSignIns.inc({ provider_type: type, result: 'success' });
+      return { outcome: 'signed_in', redirectUrl, signedIn };
+    } catch (err) {
+      if (!(err instanceof OAuthFailure)) throw err;
+      metrics.oauthSignIns.inc({ provider_type: type, result: err.code });
+      return { outcome: 'failed', redirectUrl, code: err.code, reason: err.message };
+    }
+  }
+
+  return {
+    // Admin plane: configuration.
+    async putProvider(environmentId: string, providerId: string, body: PutProviderBody, by: Caller) {
+      const env = await environments.record(environmentId);
+      const endpoints = resolveEndpoints(body.type, body);
+      const errors = (['issuer', 'authorizationUrl', 'tokenUrl', 'userInfoUrl'] as const)
+        .flatMap((field) => { const problem = body[field] && endpointProblem(body[field]); return problem ? [{ path: `/${field}`, message: problem }] : []; });
+      errors.push(...missingEndpoints(body.type, endpoints));
+      const existing = await providers.find(environmentId, providerId);
+      if (!body.clientSecret && !existing) errors.push({ path: '/clientSecret', message: 'is required when the provider is created' });
+      if (errors.length > 0) throw invalidProviderConfig(errors);
+      const row = await inTransaction(db, async (trx) => {
+        const saved = await createProvidersStore(trx).upsert(environmentId, providerId, {
+          type: body.type, name: body.name, clientId: body.clientId,
+          clientSecretSealed: body.clientSecret ? sealer.seal(Buffer.from(body.clientSecret, 'utf8')) : existing!.client_secret_sealed,
+          issuer: body.issuer ?? null, authorizationUrl: body.authorizationUrl ?? null, tokenUrl: body.tokenUrl ?? null, userInfoUrl: body.userInfoUrl ?? null,
+          scopes: endpoints.scopes, enabled: body.enabled,
+        }, clock.now());
+        await recordOwnEvent(trx, environmentId, {
+          action: 'oauth_provider.saved', ...by, targets: [{ type: 'oauth_provider', id: providerId }],
+          metadata: { type: body.type, enabled: body.enabled, created: !existing, secretChanged: body.clientSecret !== undefined },
+        }, clock.now());
+        return saved;
+      });
+      return { created: !existing, provider: toProvider(row, env.frontendHost) };
+    },
+    async getProvider(environmentId: string, providerId: string) {
+      const env = await environments.record(environmentId);
+      const row = await providers.find(environmentId, providerId);
+      if (!row) throw providerNotFound();
+      return toProvider(row, env.frontendHost);
+    },
+    async listProviders(environmentId: string) {
+      const env = await environments.record(environmentId);
+      return { items: (await providers.list(environmentId)).map((row) => toProvider(row, env.frontendHost)) };
+    },
+    /** Removes the provider; identities linked through it stay, and work again if a provider with the same id comes back. */
+    async deleteProvider(environmentId: string, providerId: string, by: Caller) {
+      await environments.record(environmentId);
+      const deleted = await inTransaction(db, async (trx) => {
+        if (!(await createProvidersStore(trx).delete(environmentId, providerId))) return false;
+        await recordOwnEvent(trx, environmentId, { action: 'oauth_provider.deleted', ...by, targets: [{ type: 'oauth_provider', id: providerId }] }, clock.now());
+        return true;
+      });
+      if (!deleted) throw providerNotFound();
+    },
+
+    // Client plane: the dance.
+    listEnabled: async (environmentId: string) => ({ items: await providers.listEnabled(environmentId) }),
+
+    /**
+     * Starts a sign-in: a single-use state bound to this browser (the returned token goes in an HttpOnly
+     * cookie), PKCE and, for OpenID Connect, a nonce. Answers the provider's URL, or the failure to send
+     * the browser back with; a redirect URL outside the allowed origins is refused before anything else.
+     */
+    async authorize(env: ClientEnvironment, providerId: string, redirectUrl: string): Promise<{ location: string; browserToken: string } | CallbackResult> {
+      if (!isAllowedRedirect(redirectUrl, env.allowedOrigins)) throw redirectUrlNotAllowed();
+      try {
+        const provider = settingsOf(await enabledProvider(env.id, providerId));
+        const state = randomToken('');
+        const browserToken = randomToken('');
+        const { url, secrets } = await relyingParty.authorizationUrl(provider, callbackUrl(env, providerId), state);
+        const now = clock.now();
+        await states.insert(env.id, {
+          stateHash: sha256(state), providerId, browserHash: sha256(browserToken), redirectUrl,
+          secretsSealed: sealer.seal(Buffer.from(JSON.stringify(secrets))), expiresAt: new Date(now.getTime() + STATE_LIFETIME_SECONDS * 1000),
+        }, now);
+        return { location: url.href, browserToken };
+      } catch (err) {
+        if (!(err instanceof OAuthFailure)) throw err;
+        return { outcome: 'failed', redirectUrl, code: err.code, reason: err.message };
+      }
+    },
+
+    /**
+     * The provider sent the browser back. The state is used up first (once, whatever follows); without a
+     * live state there is no safe place to send the browser, so that is a problem answer. Everything
+     * after it ends in a redirect to the state's own redirect URL: signed in, or with an error code.
+     */
+    async callback(env: ClientEnvironment, providerId: string, query: Record<string, string | undefined>, rawQuery: string,
+      browserToken: string | undefined, origin: RequestContext): Promise<CallbackResult> {
+      const state = query.state;
+      if (!state) throw invalidState();
+      const pending = await states.consume(env.id, sha256(state), clock.now());
+      if (!pending) throw invalidState();
+      const row = await providers.find(env.id, providerId);
+      return finish(env, providerId, pending.redirect_url, async () => {
+        if (pending.provider_id !== providerId || !sameBrowser(pending.browser_hash, browserToken)) {
+          throw fail('state_mismatch', 'the state was started for another provider or in another browser');
+        }
+        if (query.error) throw fail(query.error === 'access_denied' ? 'access_denied' : 'provider_error', `the provider answered error=${query.error}`);
+        if (!row?.enabled) throw fail('provider_not_found', `no enabled provider "${providerId}"`);
+        const secrets = JSON.parse(sealer.open(pending.secrets_sealed).toString('utf8')) as AuthorizationSecrets;
+        const url = new URL(`${callbackUrl(env, providerId)}?${rawQuery}`);
+        const profile = await relyingParty.signIn(settingsOf(row), url, state, secrets);
+        return signInWithProfile(env, providerId, profile, origin);
+      }, row?.type ?? 'unknown');
+    },
+
+    // Identities.
+    async listIdentities(environmentId: string, userId: string) {
+      await users.get(environmentId, userId);
+      return { items: (await identities.listForUser(environmentId, userId)).map(toIdentity) };
+    },
+    listOwnIdentities: async (environmentId: string, userId: string) =>
+      ({ items: (await identities.listForUser(environmentId, userId)).map(toIdentity) }),
+    /** Unlinks one of the signed-in user's identities, unless it is the last way to sign in (no password, no other identity). */
+    unlink: (environmentId: string, session: SessionContext, identityId: string, by: Caller) => {
+      if (session.impersonatorId !== null) throw impersonatedUnlink();
+      return inTransaction(db, async (trx) => {
+        const found = await lockUserCredentials(trx, environmentId, session.userId);
+        const store = createIdentitiesStore(trx);
+        const removed = await store.deleteForUser(environmentId, session.userId, identityId);
+        if (!removed) throw identityNotFound();
+        if (!found?.passwordHash && (await store.countForUser(environmentId, session.userId)) === 0) throw lastSignInMethod();
+        await recordOwnEvent(trx, environmentId, {
+          action: 'user.identity_unlinked', ...by, targets: [{ type: 'user', id: session.userId }, { type: 'identity', id: identityId }],
+          metadata: { provider: removed.provider_id },
+        }, clock.now());
+      });
+    },
+    pruneExpiredStates: () => states.deleteExpired(clock.now()),
+  };
+}
+export type OAuthService = ReturnType<typeof createOAuthService>;

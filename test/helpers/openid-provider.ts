@@ -1,0 +1,102 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** The account the provider signs in as next: OpenID Connect claims. */
+export interface ProviderAccount {
+  sub: string;
+  email?: string;
+  email_verified?: boolean;
+  given_name?: string;
+  family_name?: string;
+  name?: string;
+}
+
+export interface OpenIdProvider {
+  issuer: string;
+  /** Who the next login at the provider signs in as. */
+  nextAccount(account: ProviderAccount): Promise<void>;
+  /** Registers a relying party (RFC 7591) with these redirect URIs; answers its credentials. */
+  register(redirectUris: string[]): Promise<{ clientId: string; clientSecret: string }>;
+  stop(): Promise<void>;
+}
+
+/** Starts test/helpers/openid-provider-process.ts (oidc-provider) as its own process on loopback. */
+export async function startOpenIdProvider(): Promise<OpenIdProvider> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/openid-provider-process.ts'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`the OpenID provider did not start:\n${stderr}`)), 30_000);
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      out += chunk;
+      const match = /listening (\d+)/.exec(out);
+      if (match) { clearTimeout(timer); resolve(Number(match[1])); }
+    });
+    child.once('exit', () => { clearTimeout(timer); reject(new Error(`the OpenID provider exited:\n${stderr}`)); });
+  });
+  const issuer = `http://127.0.0.1:${port}`;
+  return {
+    issuer,
+    async nextAccount(account) {
+      const res = await fetch(`${issuer}/test/next-account`, { method: 'POST', body: JSON.stringify(account) });
+      if (res.status !== 204) throw new Error(`next-account: ${res.status}`);
+    },
+    async register(redirectUris) {
+      const res = await fetch(`${issuer}/reg`, {
+        method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ redirect_uris: redirectUris, token_endpoint_auth_method: 'client_secret_basic' }),
+      });
+      const body = await res.json() as { client_id: string; client_secret: string };
+      if (res.status !== 201) throw new Error(`register: ${res.status} ${JSON.stringify(body)}`);
+      return { clientId: body.client_id, clientSecret: body.client_secret };
+    },
+    stop: () => new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    }),
+  };
+}
+
+/** A cookie jar for fetch: what the provider set, sent back on the next request to it. */
+export function cookieJar() {
+  const cookies = new Map<string, string>();
+  return {
+    header: () => [...cookies].map(([name, value]) => `${name}=${value}`).join('; '),
+    store(response: Response) {
+      for (const line of response.headers.getSetCookie()) {
+        const [pair] = line.split(';');
+        const eq = pair.indexOf('=');
+        cookies.set(pair.slice(0, eq).trim(), pair.slice(eq + 1).trim());
+      }
+    },
+  };
+}
+
+/**
+ * What a browser does at the provider after our authorize redirect: opens the authorization URL, submits
+ * the login page, follows the redirects, and answers the URL the provider sends the browser back to.
+ */
+export async function loginAtProvider(authorizationUrl: string): Promise<URL> {
+  const jar = cookieJar();
+  let url = new URL(authorizationUrl);
+  let method = 'GET';
+  for (let hop = 0; hop < 10; hop++) {
+    const res = await fetch(url, { method, redirect: 'manual', headers: { cookie: jar.header() } });
+    jar.store(res);
+    if (res.status === 200 && url.pathname.startsWith('/interaction/')) {
+      url = new URL(`${url.pathname}/login`, url);
+      method = 'POST';
+      continue;
+    }
+    const location = res.headers.get('location');
+    if (res.status < 300 || res.status >= 400 || !location) throw new Error(`the provider answered ${res.status} at ${url.href}: ${await res.text()}`);
+    url = new URL(location, url);
+    method = 'GET';
+    if (url.origin !== new URL(authorizationUrl).origin) return url;
+  }
+  throw new Error('too many redirects at the provider');
+}
