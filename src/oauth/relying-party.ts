@@ -97,6 +97,9 @@ export function createRelyingParty({ clock, timeoutSeconds }: { clock: Clock; ti
       const methods = config.serverMetadata().token_endpoint_auth_methods_supported;
       const auth = !methods || methods.includes('client_secret_basic') ? client.ClientSecretBasic(provider.clientSecret) : client.ClientSecretPost(provider.clientSecret);
       config = new client.Configuration(config.serverMetadata(), provider.clientId, { client_secret: provider.clientSecret }, auth);
+      // OpenID Connect lets a client trust an ID token from the token endpoint on TLS alone; we verify its
+      // signature against the provider's JWKS as well, so a token not signed by the provider never counts.
+      client.enableNonRepudiationChecks(config);
     } else {
       const server: client.ServerMetadata = {
         // A plain OAuth2 server may still send `iss` (RFC 9207); without a configured issuer it is its origin.

@@ -2,6 +2,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
 import type { TestApp, TestEnv } from '../helpers/app.js';
 import { loginAtProvider, type OpenIdProvider, type ProviderAccount } from '../helpers/openid-provider.js';
+import { authorizeAt, type ScriptableProvider } from '../helpers/scriptable-provider.js';
 
 export { expectProblem } from '../helpers/problem.js';
 
@@ -60,3 +61,26 @@ export function callbackError(res: LightMyRequestResponse): string | null {
   expect(location.origin + location.pathname).toBe(`${APP_ORIGIN}/after-sign-in`);
   return location.searchParams.get('error');
 }
+
+/** An environment with the scriptable provider configured as `providerId` (OpenID Connect unless told otherwise). */
+export async function givenScriptedEnvironment(t: TestApp, fake: ScriptableProvider, { settings = {}, providerId = 'acme', provider = {} as Record<string, unknown> } = {}): Promise<TestEnv> {
+  const env = await t.given.environment(settings);
+  const origins = await t.server(env).put('/allowed-origins', { origins: [APP_ORIGIN] });
+  expect(origins.statusCode, origins.body).toBe(200);
+  const res = await t.admin.put(`/environments/${env.id}/oauth-providers/${providerId}`, {
+    type: 'oidc', name: 'Acme', clientId: fake.clientId, clientSecret: fake.clientSecret, issuer: fake.issuer, ...provider,
+  });
+  expect(res.statusCode, res.body).toBe(201);
+  return env;
+}
+
+/** The dance against the scriptable provider: authorize, the provider's redirect, the callback (with this browser's cookie). */
+export async function scriptedSignIn(t: TestApp, env: TestEnv, providerId = 'acme') {
+  const started = await startSignIn(t, env, { providerId });
+  const back = await authorizeAt(started.authorizationUrl);
+  return callback(t, env, back, started.browserCookie);
+}
+
+/** The environment's users as stored. */
+export const storedUsers = (t: TestApp, env: TestEnv) =>
+  t.db.selectFrom('users').selectAll().where('environment_id', '=', env.id).orderBy('id').execute();
