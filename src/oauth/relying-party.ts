@@ -122,15 +122,18 @@ export function createRelyingParty({ clock, timeoutSeconds }: { clock: Clock; ti
     return config;
   }
 
+  /** A JSON resource of the provider's API, read with the access token. */
+  async function getJson<T>(config: client.Configuration, accessToken: string, url: string, accept = 'application/json'): Promise<T> {
+    const headers = new Headers({ accept, 'user-agent': 'Gatehouse' });
+    const response = await client.fetchProtectedResource(config, accessToken, new URL(url), 'GET', undefined, headers);
+    if (!response.ok) throw new OAuthFailure(response.status >= 500 ? 'provider_unavailable' : 'provider_error', `the provider answered ${response.status} on ${url}`);
+    return response.json() as Promise<T>;
+  }
+
   async function githubProfile(config: client.Configuration, provider: ProviderSettings, accessToken: string): Promise<Profile> {
-    const headers = new Headers({ accept: 'application/vnd.github+json', 'user-agent': 'Gatehouse' });
-    const get = async <T>(url: string): Promise<T> => {
-      const response = await client.fetchProtectedResource(config, accessToken, new URL(url), 'GET', undefined, headers);
-      if (!response.ok) throw new OAuthFailure(response.status >= 500 ? 'provider_unavailable' : 'provider_error', `GitHub answered ${response.status} on ${url}`);
-      return response.json() as Promise<T>;
-    };
-    const user = await get<Record<string, unknown>>(provider.userInfoUrl!);
-    const emails = await get<GitHubEmail[]>(`${provider.userInfoUrl}/emails`);
+    const accept = 'application/vnd.github+json';
+    const user = await getJson<Record<string, unknown>>(config, accessToken, provider.userInfoUrl!, accept);
+    const emails = await getJson<GitHubEmail[]>(config, accessToken, `${provider.userInfoUrl}/emails`, accept);
     // Only an address GitHub verified counts; the primary one first.
     const verified = emails.find((e) => e.primary && e.verified) ?? emails.find((e) => e.verified);
     const [first, ...rest] = text(user.name)?.split(/\s+/) ?? [];
@@ -166,7 +169,7 @@ export function createRelyingParty({ clock, timeoutSeconds }: { clock: Clock; ti
           ...(secrets.nonce && { expectedNonce: secrets.nonce }),
         });
         if (provider.type === 'github') return await githubProfile(config, provider, tokens.access_token);
-        if (!provider.oidc) return profileFromUserInfo(await client.fetchUserInfo(config, tokens.access_token, client.skipSubjectCheck));
+        if (!provider.oidc) return profileFromUserInfo(await getJson(config, tokens.access_token, provider.userInfoUrl!));
         const claims = tokens.claims()!;
         // Many providers put only `sub` in the ID token and the rest behind the userinfo endpoint.
         const needsUserInfo = claims.email === undefined && config.serverMetadata().userinfo_endpoint;
