@@ -159,7 +159,12 @@ describe('GET /openapi.json', () => {
     'POST /_svc/sessions/current/token',
   ]);
   /** Browser links whose success is a redirect (303 with Location), not a body. */
-  const REDIRECTS = new Set(['GET /_svc/auth/session/impersonate']);
+  /** Browser navigations: each answers a redirect (these statuses), never a JSON body. */
+  const REDIRECTS = new Map([
+    ['GET /_svc/auth/session/impersonate', ['303']],
+    ['GET /_svc/auth/oauth2/{provider}/authorize', ['302', '303']],
+    ['GET /_svc/auth/oauth2/{provider}/callback', ['303']],
+  ]);
 
   it('is OpenAPI 3.1', () => {
     expect(doc.openapi).toMatch(/^3\.1\.\d+$/);
@@ -185,7 +190,7 @@ describe('GET /openapi.json', () => {
     for (const [method, path] of served()) {
       const op = doc.paths[path][method.toLowerCase()];
       if (REDIRECTS.has(`${method} ${path}`)) {
-        expect(Object.keys(op.responses).filter((status) => /^[23]\d\d$/.test(status)), `${method} ${path}`).toEqual(['303']);
+        expect(Object.keys(op.responses).filter((status) => /^[23]\d\d$/.test(status)), `${method} ${path}`).toEqual(REDIRECTS.get(`${method} ${path}`));
         continue;
       }
       const successes = Object.keys(op.responses ?? {}).filter((status) => /^2\d\d$/.test(status));
