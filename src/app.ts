@@ -24,7 +24,7 @@ import { createFirstSigningKey, createSessionTokensService } from './session-tok
 import { createSealer } from './platform/crypto/encryption.js';
 import { oauthAdminRoutes, oauthPublicRoutes, oauthServerRoutes, oauthSessionRoutes } from './oauth/routes.js';
 import { createRelyingParty } from './oauth/relying-party.js';
-import { createOAuthService } from './oauth/service.js';
+import { createOAuthProvidersAdmin, createOAuthService } from './oauth/service.js';
 import type { Clock } from './platform/clock.js';
 import type { Db } from './platform/db/database.js';
 import type { Notifications } from './platform/db/notifications.js';
@@ -184,7 +184,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       environmentsAdminRoutes({ environments, outbox: (envId, to) => outbox.list(envId, to) }),
       organizationRoleSetsAdminRoutes(organizations),
       sessionTokensAdminRoutes(sessionTokens),
-      oauthAdminRoutes(oauth),
+      oauthAdminRoutes(createOAuthProvidersAdmin({ db, clock, sealer, environments })),
     ]), { prefix: '/api/admin/v1' });
   }
 

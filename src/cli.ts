@@ -1,6 +1,8 @@
 import { parseArgs } from 'node:util';
 import { assertServerConfig, ConfigError, loadConfig, type Config } from './config.js';
 import { createEnvironmentsService, type EnvironmentsService } from './environments/service.js';
+import { PutProviderBody } from './oauth/schemas.js';
+import { createOAuthProvidersAdmin } from './oauth/service.js';
 import { CreateRoleSetBody } from './organizations/schemas.js';
 import { createOrganizationsService } from './organizations/service.js';
 import { Value } from 'typebox/value';
@@ -29,16 +31,20 @@ const USAGE = `Usage: gatehouse <command>
   signing-keys list ENV_ID                        the environment's session-JWT signing keys (JSON)
   signing-keys rotate ENV_ID                      a new key signs at once; the old one stays published until its tokens expire
   signing-keys revoke ENV_ID KEY_ID               take a key out of the JWKS at once (a revoked signing key is replaced)
+  oauth-providers list ENV_ID                     the environment's external sign-in providers (JSON, never secrets)
+  oauth-providers set ENV_ID PROVIDER_ID JSON     create or replace a provider, e.g. '{"type":"google","name":"Google","clientId":"..."}';
+                                                  the client secret is read from GATEHOUSE_OAUTH_CLIENT_SECRET when JSON has none
+  oauth-providers delete ENV_ID PROVIDER_ID       remove a provider (its users' identities stay linked)
   migrate                                         apply pending database migrations
 
 Storage comes from the same variables as the server: DATABASE_URL, else the embedded database in
-GATEHOUSE_DATA_DIR (default ./data); signing-keys commands also GATEHOUSE_ENCRYPTION_KEY (required with DATABASE_URL). The embedded database serves one process at a time: stop the
+GATEHOUSE_DATA_DIR (default ./data); signing-keys and oauth-providers commands also GATEHOUSE_ENCRYPTION_KEY (required with DATABASE_URL). The embedded database serves one process at a time: stop the
 server before using the CLI on it, or use the admin API (GATEHOUSE_ADMIN_TOKEN) while it runs.`;
 
 class UsageError extends Error {}
 
 const COMMANDS = new Set(['env create', 'env list', 'env settings', 'keys create', 'keys revoke', 'role-sets create', 'role-sets list',
-  'signing-keys list', 'signing-keys rotate', 'signing-keys revoke', 'outbox', 'migrate']);
+  'signing-keys list', 'signing-keys rotate', 'signing-keys revoke', 'oauth-providers list', 'oauth-providers set', 'oauth-providers delete', 'outbox', 'migrate']);
 
 const print = (value: unknown) => console.log(JSON.stringify(value, null, 2));
 
@@ -88,6 +94,16 @@ function firstSigningKey(config: Config, command: string) {
   if (command !== 'env create' || (config.databaseUrl && !config.encryptionKey)) return undefined;
   const sealer = sealerOf(config);
   return (trx: Database['db'], environmentId: string, now: Date) => createFirstSigningKey(trx, environmentId, sealer, now);
+}
+
+/** The provider JSON of `oauth-providers set`, with the secret from the environment when it holds none; checked like a PUT body. */
+function providerBody(text: string | undefined) {
+  const given = parseJson(text, 'provider JSON');
+  const secret = process.env.GATEHOUSE_OAUTH_CLIENT_SECRET;
+  const body = Value.Default(PutProviderBody, { ...(secret && { clientSecret: secret }), ...given });
+  const invalid = [...Value.Errors(PutProviderBody, body)].map((e) => `${e.instancePath || '/'} ${e.message}`);
+  if (invalid.length > 0) throw new UsageError(`Invalid provider: ${invalid.join('; ')}.`);
+  return body as PutProviderBody;
 }
 
 // Role-set commands never read users.
@@ -142,6 +158,17 @@ async function run(argv: string[]) {
         if (command === 'signing-keys list') return print(await tokens.list(rest[0]));
         if (command === 'signing-keys rotate') return print(await tokens.rotate(rest[0], systemCaller('cli')));
         return print(await tokens.revoke(rest[0], rest[1]!, systemCaller('cli')));
+      }
+      case 'oauth-providers list':
+      case 'oauth-providers set':
+      case 'oauth-providers delete': {
+        if (!rest[0] || (command !== 'oauth-providers list' && !rest[1])) throw new UsageError(`${command} needs ENV_ID${command.endsWith('list') ? '' : ' and PROVIDER_ID'}.`);
+        assertServerConfig(config);
+        const providers = createOAuthProvidersAdmin({ db, clock: systemClock, sealer: sealerOf(config), environments });
+        if (command === 'oauth-providers list') return print(await providers.listProviders(rest[0]));
+        if (command === 'oauth-providers set') return print((await providers.putProvider(rest[0], rest[1]!, providerBody(rest[2]), systemCaller('cli'))).provider);
+        await providers.deleteProvider(rest[0], rest[1]!, systemCaller('cli'));
+        return console.error(`Deleted provider ${rest[1]}.`);
       }
       case 'outbox':
         if (!action) throw new UsageError('outbox needs ENV_ID.');

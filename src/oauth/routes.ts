@@ -8,7 +8,7 @@ import {
   AuthorizeQuery, CallbackQuery, ClientProviderList, ClientProviderParams, IdentityList, IdentityParams, Provider, ProviderList,
   ProviderParams, PutProviderBody, UserIdentityParams,
 } from './schemas.js';
-import { STATE_LIFETIME_SECONDS, type CallbackResult, type OAuthService } from './service.js';
+import { STATE_LIFETIME_SECONDS, type CallbackResult, type OAuthProvidersAdmin, type OAuthService } from './service.js';
 import { EnvironmentParams } from '../environments/schemas.js';
 
 /** Binds a started sign-in to the browser that started it; sent only to the OAuth routes. */
@@ -95,7 +95,7 @@ export function oauthServerRoutes(oauth: OAuthService): FastifyPluginAsync {
 }
 
 /** Admin plane: an environment's external providers. */
-export function oauthAdminRoutes(oauth: OAuthService): FastifyPluginAsync {
+export function oauthAdminRoutes(oauth: OAuthProvidersAdmin): FastifyPluginAsync {
   return async (base) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     const tags = ['Admin: OAuth providers'];

@@ -12,10 +12,10 @@ describe('the gatehouse operator CLI', () => {
   beforeAll(async () => { dataDir = await mkdtemp(join(tmpdir(), 'gatehouse-cli-')); });
   afterAll(() => rm(dataDir, { recursive: true, force: true }));
 
-  const gatehouse = async (...args: string[]) => {
+  const runWith = (extraEnv: Record<string, string>) => async (...args: string[]) => {
     try {
       const { stdout, stderr } = await run('node', ['bin/gatehouse.js', ...args], {
-        env: { ...process.env, GATEHOUSE_DATA_DIR: dataDir, DATABASE_URL: '', PORT: '4321' },
+        env: { ...process.env, GATEHOUSE_DATA_DIR: dataDir, DATABASE_URL: '', PORT: '4321', ...extraEnv },
       });
       return { code: 0, stdout, stderr };
     } catch (err) {
@@ -23,6 +23,7 @@ describe('the gatehouse operator CLI', () => {
       return { code: e.code, stdout: e.stdout, stderr: e.stderr };
     }
   };
+  const gatehouse = Object.assign(runWith({}), { withEnv: runWith });
 
   it('applies every migration once with migrate, and says the database is up to date the second time', async () => {
     const fresh = await mkdtemp(join(tmpdir(), 'gatehouse-migrate-'));
@@ -68,6 +69,30 @@ describe('the gatehouse operator CLI', () => {
     expect(revoked.find((k: { id: string }) => k.id === first.id).status).toBe('revoked');
     const missing = await gatehouse('signing-keys', 'revoke', env.id);
     expect(missing.code).toBe(64);
+  });
+
+  it('sets, lists and deletes external sign-in providers, taking the secret from GATEHOUSE_OAUTH_CLIENT_SECRET and never printing it', async () => {
+    const env = JSON.parse((await gatehouse('env', 'create', '--name', 'oauth-test')).stdout);
+    const secret = 'cli-client-secret-0123456789';
+    const set = await gatehouse.withEnv({ GATEHOUSE_OAUTH_CLIENT_SECRET: secret })('oauth-providers', 'set', env.id, 'google', '{"type":"google","name":"Google","clientId":"gid"}');
+    expect(set.code, set.stderr).toBe(0);
+    expect(JSON.parse(set.stdout)).toMatchObject({ id: 'google', type: 'google', clientId: 'gid', enabled: true, scopes: ['openid', 'email', 'profile'] });
+    const list = await gatehouse('oauth-providers', 'list', env.id);
+    expect(JSON.parse(list.stdout).items.map((p: { id: string }) => p.id)).toEqual(['google']);
+    expect(set.stdout + list.stdout).not.toContain(secret);
+
+    const noSecret = await gatehouse('oauth-providers', 'set', env.id, 'corp', '{"type":"oidc","name":"Corp","clientId":"c","issuer":"https://sso.example.com"}');
+    expect(noSecret.code).toBe(1);
+    expect(noSecret.stderr).toContain('/body/clientSecret');
+    const badJson = await gatehouse('oauth-providers', 'set', env.id, 'corp', '{"type":"facebook","name":"x","clientId":"c"}');
+    expect(badJson.code).toBe(64);
+    expect(badJson.stderr).toContain('Invalid provider: /type');
+
+    const deleted = await gatehouse('oauth-providers', 'delete', env.id, 'google');
+    expect(deleted.code).toBe(0);
+    expect(deleted.stderr).toContain('Deleted provider google.');
+    expect(JSON.parse((await gatehouse('oauth-providers', 'list', env.id)).stdout).items).toEqual([]);
+    expect((await gatehouse('oauth-providers', 'delete', env.id, 'google')).code).toBe(1);
   });
 
   it('deep-merges settings, and refuses invalid settings with the reason and exit code 1', async () => {
