@@ -119,7 +119,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const impersonation = createImpersonationService({ db, clock, environments, users, metrics });
   const sessionTokens = createSessionTokensService({ db, clock, sealer, notifications: options.notifications, environments, sessions });
   const oauth = createOAuthService({
-    db, clock, sealer, environments, users, metrics,
+    db, clock, sealer, users, metrics,
     relyingParty: createRelyingParty({ clock, timeoutSeconds: options.oauthTimeoutSeconds ?? 10 }),
   });
   const outbox = createOutboxStore(db);

@@ -25,7 +25,6 @@ import { createIdentitiesStore, createProvidersStore, createStatesStore, type Id
 
 export interface OAuthDeps {
   db: Db; clock: Clock; sealer: Sealer; relyingParty: RelyingParty;
-  environments: Pick<EnvironmentsService, 'record'>;
   users: Pick<UsersService, 'get'>;
   metrics: Pick<Metrics, 'oauthSignIns'>;
 }
@@ -108,17 +107,15 @@ export function createOAuthProvidersAdmin({ db, clock, sealer, environments }: P
       });
       if (!deleted) throw providerNotFound();
     },
-
   };
 }
 export type OAuthProvidersAdmin = ReturnType<typeof createOAuthProvidersAdmin>;
 
 /** External sign-in: the authorization dance, and the identities it links. */
-export function createOAuthService({ db, clock, sealer, relyingParty, environments, users, metrics }: OAuthDeps) {
+export function createOAuthService({ db, clock, sealer, relyingParty, users, metrics }: OAuthDeps) {
   const providers = createProvidersStore(db);
   const states = createStatesStore(db);
   const identities = createIdentitiesStore(db);
-
 
   /** What the relying party runs a provider with; the key changes with every edit, so no stale configuration is used. */
   const settingsOf = (row: ProviderRecord): ProviderSettings => ({
