@@ -16,6 +16,7 @@ const registry: Record<string, () => Promise<Bench>> = {
   organizations: () => import('./organizations.js'),
   impersonation: () => import('./impersonation.js'),
   tokens: () => import('./tokens.js'),
+  oauth: () => import('./oauth.js'),
 };
 
 function usage(): string {

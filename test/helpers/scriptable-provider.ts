@@ -32,7 +32,7 @@ export interface Script {
   github: { user: GitHubUser; emails: GitHubEmail[] };
 }
 
-interface Grant { clientId: string; redirectUri: string; challenge: string | null; nonce: string | null; used: boolean }
+interface Grant { clientId: string; redirectUri: string; challenge: string | null; nonce: string | null; subject: string | null }
 
 export interface ScriptableProvider {
   issuer: string;
@@ -58,7 +58,11 @@ const readBody = (req: http.IncomingMessage) => new Promise<string>((resolve) =>
   req.setEncoding('utf8').on('data', (c: string) => { body += c; }).on('end', () => resolve(body));
 });
 
-export async function startScriptableProvider(): Promise<ScriptableProvider> {
+/**
+ * `port` and `clientSecret` are fixed by the OAuth bench, which runs the provider as its own process. An
+ * authorization request may name its subject with `test_subject`, so concurrent sign-ins can be different people.
+ */
+export async function startScriptableProvider({ port = 0, clientSecret = randomBytes(16).toString('hex') } = {}): Promise<ScriptableProvider> {
   const { publicKey, privateKey } = await generateKeyPair('ES256');
   const foreign = await generateKeyPair('ES256');
   const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
@@ -66,11 +70,11 @@ export async function startScriptableProvider(): Promise<ScriptableProvider> {
   const accessTokens = new Set<string>();
   const hanging = new Set<http.ServerResponse>();
   const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   const provider: ScriptableProvider = {
-    issuer, clientId: 'client-1', clientSecret: randomBytes(16).toString('hex'),
+    issuer, clientId: 'client-1', clientSecret,
     script: defaultScript(), authorizations: [], tokenRequests: [],
     reset() { provider.script = defaultScript(); provider.authorizations.length = 0; provider.tokenRequests.length = 0; },
     close: () => new Promise<void>((resolve) => { for (const res of hanging) res.destroy(); server.close(() => resolve()); server.closeAllConnections(); }),
@@ -80,7 +84,7 @@ export async function startScriptableProvider(): Promise<ScriptableProvider> {
 
   async function idToken(grant: Grant) {
     const now = Math.floor(Date.now() / 1000);
-    let claims: JWTPayload = { iss: issuer, aud: grant.clientId, iat: now, exp: now + 300, ...(grant.nonce && { nonce: grant.nonce }), ...provider.script.claims };
+    let claims: JWTPayload = { iss: issuer, aud: grant.clientId, iat: now, exp: now + 300, ...(grant.nonce && { nonce: grant.nonce }), ...provider.script.claims, ...(grant.subject && { sub: grant.subject }) };
     if (provider.script.tamper) claims = provider.script.tamper(claims);
     if (provider.script.signing === 'none') {
       const part = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
@@ -94,7 +98,7 @@ export async function startScriptableProvider(): Promise<ScriptableProvider> {
     provider.authorizations.push(url.searchParams);
     const p = url.searchParams;
     const code = randomBytes(16).toString('hex');
-    grants.set(code, { clientId: p.get('client_id')!, redirectUri: p.get('redirect_uri')!, challenge: p.get('code_challenge'), nonce: p.get('nonce'), used: false });
+    grants.set(code, { clientId: p.get('client_id')!, redirectUri: p.get('redirect_uri')!, challenge: p.get('code_challenge'), nonce: p.get('nonce'), subject: p.get('test_subject') });
     const back = new URL(p.get('redirect_uri')!);
     back.searchParams.set('code', code);
     back.searchParams.set('state', p.get('state')!);
@@ -116,8 +120,8 @@ export async function startScriptableProvider(): Promise<ScriptableProvider> {
     const grant = grants.get(code);
     const verifier = form.get('code_verifier');
     const pkceOk = grant?.challenge ? verifier !== null && createHash('sha256').update(verifier).digest('base64url') === grant.challenge : true;
-    if (!grant || grant.used || grant.redirectUri !== form.get('redirect_uri') || !pkceOk) return json(res, 400, { error: 'invalid_grant' });
-    grant.used = true;
+    grants.delete(code);
+    if (!grant || grant.redirectUri !== form.get('redirect_uri') || !pkceOk) return json(res, 400, { error: 'invalid_grant' });
     const accessToken = randomBytes(16).toString('hex');
     accessTokens.add(accessToken);
     return json(res, 200, { access_token: accessToken, token_type: 'bearer', scope: 'openid', ...(withIdToken && { id_token: await idToken(grant) }) });
