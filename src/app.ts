@@ -24,7 +24,8 @@ import { createFirstSigningKey, createSessionTokensService } from './session-tok
 import { createSealer } from './platform/crypto/encryption.js';
 import { oauthAdminRoutes, oauthPublicRoutes, oauthServerRoutes, oauthSessionRoutes } from './oauth/routes.js';
 import { createRelyingParty } from './oauth/relying-party.js';
-import { createOAuthProvidersAdmin, createOAuthService } from './oauth/service.js';
+import { createOAuthProvidersAdmin } from './oauth/provider-admin.js';
+import { createOAuthService } from './oauth/service.js';
 import type { Clock } from './platform/clock.js';
 import type { Db } from './platform/db/database.js';
 import type { Notifications } from './platform/db/notifications.js';

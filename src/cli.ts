@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { assertServerConfig, ConfigError, loadConfig, type Config } from './config.js';
 import { createEnvironmentsService, type EnvironmentsService } from './environments/service.js';
 import { PutProviderBody } from './oauth/schemas.js';
-import { createOAuthProvidersAdmin } from './oauth/service.js';
+import { createOAuthProvidersAdmin } from './oauth/provider-admin.js';
 import { CreateRoleSetBody } from './organizations/schemas.js';
 import { createOrganizationsService } from './organizations/service.js';
 import { Value } from 'typebox/value';

@@ -8,7 +8,8 @@ import {
   AuthorizeQuery, CallbackQuery, ClientProviderList, ClientProviderParams, IdentityList, IdentityParams, Provider, ProviderList,
   ProviderParams, PutProviderBody, UserIdentityParams,
 } from './schemas.js';
-import { STATE_LIFETIME_SECONDS, type CallbackResult, type OAuthProvidersAdmin, type OAuthService } from './service.js';
+import type { OAuthProvidersAdmin } from './provider-admin.js';
+import { STATE_LIFETIME_SECONDS, type CallbackResult, type OAuthService } from './service.js';
 import { EnvironmentParams } from '../environments/schemas.js';
 
 /** Binds a started sign-in to the browser that started it; sent only to the OAuth routes. */

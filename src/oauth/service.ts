@@ -1,8 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { recordOwnEvent } from '../audit/service.js';
 import { signInAs, type SignedIn } from '../auth/service/common.js';
-import { frontendUrl, isAllowedRedirect } from '../environments/origins.js';
-import type { EnvironmentsService } from '../environments/service.js';
+import { isAllowedRedirect } from '../environments/origins.js';
 import { userCaller, type Caller, type RequestContext } from '../platform/caller.js';
 import type { Clock } from '../platform/clock.js';
 import type { Sealer } from '../platform/crypto/encryption.js';
@@ -15,12 +14,11 @@ import { revokeAllSessions } from '../sessions/service.js';
 import { insertUser, joinName, lockLiveUserByEmail, lockUserCredentials, normalizeEmail, proveEmailByProvider } from '../users/accounts.js';
 import type { User } from '../users/schemas.js';
 import type { UsersService } from '../users/service.js';
-import {
-  identityNotFound, impersonatedUnlink, invalidProviderConfig, invalidState, lastSignInMethod, providerNotFound, redirectUrlNotAllowed,
-} from './errors.js';
-import { endpointProblem, missingEndpoints, resolveEndpoints } from './presets.js';
+import { identityNotFound, impersonatedUnlink, invalidState, lastSignInMethod, redirectUrlNotAllowed } from './errors.js';
+import { resolveEndpoints } from './presets.js';
+import { callbackUrl } from './provider-admin.js';
 import { OAuthFailure, type AuthorizationSecrets, type Profile, type ProviderSettings, type RelyingParty } from './relying-party.js';
-import type { Identity, Provider, PutProviderBody } from './schemas.js';
+import type { Identity } from './schemas.js';
 import { createIdentitiesStore, createProvidersStore, createStatesStore, type IdentityRecord, type ProviderRecord } from './store.js';
 
 export interface OAuthDeps {
@@ -37,18 +35,9 @@ export type CallbackResult =
   | { outcome: 'signed_in'; redirectUrl: string; signedIn: SignedIn }
   | { outcome: 'failed'; redirectUrl: string; code: OAuthFailure['code']; reason: string };
 
-const callbackUrl = (env: Pick<ClientEnvironment, 'frontendHost'>, providerId: string) =>
-  `${frontendUrl(env.frontendHost)}/_svc/auth/oauth2/${providerId}/callback`;
-
 const toIdentity = (row: IdentityRecord): Identity => ({
   id: row.id, provider: row.provider_id, subject: row.subject, email: row.email, emailVerified: row.email_verified,
   createdAt: row.created_at.toISOString(), lastSignInAt: row.last_sign_in_at.toISOString(),
-});
-
-const toProvider = (row: ProviderRecord, frontendHost: string): Provider => ({
-  id: row.id, type: row.type, name: row.name, clientId: row.client_id, issuer: row.issuer, authorizationUrl: row.authorization_url,
-  tokenUrl: row.token_url, userInfoUrl: row.user_info_url, scopes: row.scopes, enabled: row.enabled, callbackUrl: callbackUrl({ frontendHost }, row.id),
-  createdAt: row.created_at.toISOString(), updatedAt: row.updated_at.toISOString(),
 });
 
 /** Two callbacks for the same new account wait for each other, in every process: the second finds the first's user. */
@@ -56,60 +45,6 @@ const identityLockKey = (environmentId: string, providerId: string, subject: str
   sha256(`${environmentId}\n${providerId}\n${subject}`).readIntBE(0, 6);
 
 const fail = (code: OAuthFailure['code'], message: string) => new OAuthFailure(code, message);
-
-export interface ProvidersAdminDeps { db: Db; clock: Clock; sealer: Sealer; environments: Pick<EnvironmentsService, 'record'> }
-
-/** The admin side: an environment's providers, their client secrets sealed. Used by the admin API and the CLI. */
-export function createOAuthProvidersAdmin({ db, clock, sealer, environments }: ProvidersAdminDeps) {
-  const providers = createProvidersStore(db);
-  return {
-    async putProvider(environmentId: string, providerId: string, body: PutProviderBody, by: Caller) {
-      const env = await environments.record(environmentId);
-      const endpoints = resolveEndpoints(body.type, body);
-      const errors = (['issuer', 'authorizationUrl', 'tokenUrl', 'userInfoUrl'] as const)
-        .flatMap((field) => { const problem = body[field] && endpointProblem(body[field]); return problem ? [{ path: `/${field}`, message: problem }] : []; });
-      errors.push(...missingEndpoints(body.type, endpoints));
-      const existing = await providers.find(environmentId, providerId);
-      if (!body.clientSecret && !existing) errors.push({ path: '/clientSecret', message: 'is required when the provider is created' });
-      if (errors.length > 0) throw invalidProviderConfig(errors);
-      const row = await inTransaction(db, async (trx) => {
-        const saved = await createProvidersStore(trx).upsert(environmentId, providerId, {
-          type: body.type, name: body.name, clientId: body.clientId,
-          clientSecretSealed: body.clientSecret ? sealer.seal(Buffer.from(body.clientSecret, 'utf8')) : existing!.client_secret_sealed,
-          issuer: body.issuer ?? null, authorizationUrl: body.authorizationUrl ?? null, tokenUrl: body.tokenUrl ?? null, userInfoUrl: body.userInfoUrl ?? null,
-          scopes: endpoints.scopes, enabled: body.enabled,
-        }, clock.now());
-        await recordOwnEvent(trx, environmentId, {
-          action: 'oauth_provider.saved', ...by, targets: [{ type: 'oauth_provider', id: providerId }],
-          metadata: { type: body.type, enabled: body.enabled, created: !existing, secretChanged: body.clientSecret !== undefined },
-        }, clock.now());
-        return saved;
-      });
-      return { created: !existing, provider: toProvider(row, env.frontendHost) };
-    },
-    async getProvider(environmentId: string, providerId: string) {
-      const env = await environments.record(environmentId);
-      const row = await providers.find(environmentId, providerId);
-      if (!row) throw providerNotFound();
-      return toProvider(row, env.frontendHost);
-    },
-    async listProviders(environmentId: string) {
-      const env = await environments.record(environmentId);
-      return { items: (await providers.list(environmentId)).map((row) => toProvider(row, env.frontendHost)) };
-    },
-    /** Removes the provider; identities linked through it stay, and work again if a provider with the same id comes back. */
-    async deleteProvider(environmentId: string, providerId: string, by: Caller) {
-      await environments.record(environmentId);
-      const deleted = await inTransaction(db, async (trx) => {
-        if (!(await createProvidersStore(trx).delete(environmentId, providerId))) return false;
-        await recordOwnEvent(trx, environmentId, { action: 'oauth_provider.deleted', ...by, targets: [{ type: 'oauth_provider', id: providerId }] }, clock.now());
-        return true;
-      });
-      if (!deleted) throw providerNotFound();
-    },
-  };
-}
-export type OAuthProvidersAdmin = ReturnType<typeof createOAuthProvidersAdmin>;
 
 /** External sign-in: the authorization dance, and the identities it links. */
 export function createOAuthService({ db, clock, sealer, relyingParty, users, metrics }: OAuthDeps) {
@@ -191,15 +126,17 @@ export function createOAuthService({ db, clock, sealer, relyingParty, users, met
     return user;
   }
 
-  /** Finds, links or creates the user and starts the session, in one transaction. */
+  /** The user the profile's email links to, or a new one; the identity is linked to it. */
+  async function linkedUser(trx: Db, env: ClientEnvironment, providerId: string, profile: Profile, origin: RequestContext) {
+    const user = await userToLink(trx, env, profile, origin) ?? await createUser(trx, env, providerId, profile, origin);
+    await link(trx, env, user, providerId, profile, origin);
+    return user;
+  }
+
+  /** Finds, links or creates the user and starts the session, in one transaction (a refusal undoes all of it). */
   const signInWithProfile = (env: ClientEnvironment, providerId: string, profile: Profile, origin: RequestContext) =>
     transactionWithLock(db, identityLockKey(env.id, providerId, profile.subject), async (trx) => {
-      let user = await userOfIdentity(trx, env, providerId, profile);
-      if (!user) {
-        user = await userToLink(trx, env, profile, origin) ?? await createUser(trx, env, providerId, profile, origin);
-        if (user.status === 'banned') throw fail('user_banned', 'the account with this email is banned');
-        await link(trx, env, user, providerId, profile, origin);
-      }
+      const user = await userOfIdentity(trx, env, providerId, profile) ?? await linkedUser(trx, env, providerId, profile, origin);
       if (user.status === 'banned') throw fail('user_banned', 'the user is banned');
       return signInAs(trx, clock, env, user, origin, 'oauth', { provider: providerId });
     });
@@ -208,7 +145,8 @@ export function createOAuthService({ db, clock, sealer, relyingParty, users, met
     return browserToken !== undefined && timingSafeEqual(expectedHash, sha256(browserToken));
   }
 
-  async function finish(env: ClientEnvironment, providerId: string, redirectUrl: string, run: () => Promise<SignedIn>, type: string): Promise<CallbackResult> {
+  /** Runs the callback's steps; an OAuthFailure becomes the error code the browser goes back with. Counted by provider type. */
+  async function finish(redirectUrl: string, type: string, run: () => Promise<SignedIn>): Promise<CallbackResult> {
     try {
       const signedIn = await run();
       metrics.oauthSignIns.inc({ provider_type: type, result: 'success' });
@@ -260,7 +198,7 @@ export function createOAuthService({ db, clock, sealer, relyingParty, users, met
       const pending = await states.consume(env.id, sha256(state), clock.now());
       if (!pending) throw invalidState();
       const row = await providers.find(env.id, providerId);
-      return finish(env, providerId, pending.redirect_url, async () => {
+      return finish(pending.redirect_url, row?.type ?? 'unknown', async () => {
         if (pending.provider_id !== providerId || !sameBrowser(pending.browser_hash, browserToken)) {
           throw fail('state_mismatch', 'the state was started for another provider or in another browser');
         }
@@ -270,7 +208,7 @@ export function createOAuthService({ db, clock, sealer, relyingParty, users, met
         const url = new URL(`${callbackUrl(env, providerId)}?${rawQuery}`);
         const profile = await relyingParty.signIn(settingsOf(row), url, state, secrets);
         return signInWithProfile(env, providerId, profile, origin);
-      }, row?.type ?? 'unknown');
+      });
     },
 
     // Identities.
