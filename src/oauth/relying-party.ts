@@ -83,6 +83,17 @@ function profileFromUserInfo(info: Record<string, unknown>): Profile {
 
 interface GitHubEmail { email: string; primary: boolean; verified: boolean }
 
+/**
+ * The client secret as the provider's metadata asks for it: client_secret_basic, the OpenID default, unless
+ * the provider lists only client_secret_post. Decided per call, so the discovered configuration is kept
+ * as openid-client made it (for Microsoft's multi-tenant issuer it carries the tenant check).
+ */
+const secretAuth = (secret: string): client.ClientAuth => (as, c, body, headers) => {
+  const methods = as.token_endpoint_auth_methods_supported;
+  const auth = !methods || methods.includes('client_secret_basic') ? client.ClientSecretBasic(secret) : client.ClientSecretPost(secret);
+  return auth(as, c, body, headers);
+};
+
 export function createRelyingParty({ clock, timeoutSeconds }: { clock: Clock; timeoutSeconds: number }) {
   const configurations = createCache<client.Configuration>(clock, { ttlMs: CONFIGURATION_TTL_MS, maxEntries: 10_000 });
 
@@ -92,14 +103,10 @@ export function createRelyingParty({ clock, timeoutSeconds }: { clock: Clock; ti
     const execute = insecure ? [client.allowInsecureRequests] : [];
     let config: client.Configuration;
     if (provider.oidc) {
-      config = await client.discovery(new URL(provider.issuer!), provider.clientId, { client_secret: provider.clientSecret }, undefined, { execute, timeout: timeoutSeconds });
-      // The OpenID default is client_secret_basic; a provider that lists only client_secret_post gets that.
-      const methods = config.serverMetadata().token_endpoint_auth_methods_supported;
-      const auth = !methods || methods.includes('client_secret_basic') ? client.ClientSecretBasic(provider.clientSecret) : client.ClientSecretPost(provider.clientSecret);
-      config = new client.Configuration(config.serverMetadata(), provider.clientId, { client_secret: provider.clientSecret }, auth);
-      // OpenID Connect lets a client trust an ID token from the token endpoint on TLS alone; we verify its
-      // signature against the provider's JWKS as well, so a token not signed by the provider never counts.
-      client.enableNonRepudiationChecks(config);
+      // OpenID Connect lets a client trust an ID token from the token endpoint on TLS alone; non-repudiation
+      // checks verify its signature against the provider's JWKS as well, so a token it did not sign never counts.
+      config = await client.discovery(new URL(provider.issuer!), provider.clientId, { client_secret: provider.clientSecret }, secretAuth(provider.clientSecret),
+        { execute: [...execute, client.enableNonRepudiationChecks], timeout: timeoutSeconds });
     } else {
       const server: client.ServerMetadata = {
         // A plain OAuth2 server may still send `iss` (RFC 9207); without a configured issuer it is its origin.
@@ -107,8 +114,8 @@ export function createRelyingParty({ clock, timeoutSeconds }: { clock: Clock; ti
         authorization_endpoint: provider.authorizationUrl!, token_endpoint: provider.tokenUrl!, userinfo_endpoint: provider.userInfoUrl!,
       };
       config = new client.Configuration(server, provider.clientId, { client_secret: provider.clientSecret }, client.ClientSecretPost(provider.clientSecret));
+      for (const apply of execute) apply(config);
     }
-    for (const apply of execute) apply(config);
     config.timeout = timeoutSeconds;
     return config;
   }

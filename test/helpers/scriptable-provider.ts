@@ -25,6 +25,8 @@ export interface Script {
   issParameter: boolean;
   /** The `iss` the authorization response carries, when not the issuer (a mix-up). */
   issOverride?: string;
+  /** The client authentication methods discovery announces. */
+  tokenAuthMethods: string[];
   /** A status the token endpoint answers with instead of tokens, or 'hang' to never answer. */
   tokenFailure?: number | 'hang';
   /** The userinfo (OIDC and plain OAuth2) answer. */
@@ -49,7 +51,7 @@ export interface ScriptableProvider {
 
 const defaultScript = (): Script => ({
   claims: { sub: 'subject-1', email: 'person@example.com', email_verified: true, given_name: 'Grace', family_name: 'Hopper', name: 'Grace Hopper' },
-  signing: 'published_key', issParameter: true, userInfo: { sub: 'subject-1', email: 'person@example.com', email_verified: true, name: 'Grace Hopper' },
+  signing: 'published_key', issParameter: true, tokenAuthMethods: ['client_secret_basic', 'client_secret_post'], userInfo: { sub: 'subject-1', email: 'person@example.com', email_verified: true, name: 'Grace Hopper' },
   github: { user: { id: 4242, login: 'octo', name: 'Octo Cat', email: null }, emails: [{ email: 'Octo@Example.com', primary: true, verified: true }] },
 });
 
@@ -137,7 +139,7 @@ export async function startScriptableProvider({ port = 0, clientSecret = randomB
           return json(res, 200, {
             issuer, authorization_endpoint: `${issuer}/authorize`, token_endpoint: `${issuer}/token`, userinfo_endpoint: `${issuer}/userinfo`,
             jwks_uri: `${issuer}/jwks`, response_types_supported: ['code'], subject_types_supported: ['public'], id_token_signing_alg_values_supported: ['ES256'],
-            token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'], code_challenge_methods_supported: ['S256'],
+            token_endpoint_auth_methods_supported: provider.script.tokenAuthMethods, code_challenge_methods_supported: ['S256'],
             authorization_response_iss_parameter_supported: provider.script.issParameter,
           });
         case '/jwks': return json(res, 200, { keys: [jwk] });

@@ -37,6 +37,21 @@ describe('the ID token is validated', () => {
   it('refuses a token signed by a key the provider does not publish', () => expectRefused({ signing: 'foreign_key' }, 'invalid_response'));
 });
 
+describe('client authentication at the token endpoint', () => {
+  it('sends the secret with client_secret_basic, the OpenID default, when the provider supports it', async () => {
+    const env = await givenScriptedEnvironment(t, fake);
+    sessionCookieOf(await scriptedSignIn(t, env));
+    expect(fake.tokenRequests[0].get('client_secret')).toBeNull();
+  });
+
+  it('sends it in the form to a provider that lists only client_secret_post', async () => {
+    fake.script.tokenAuthMethods = ['client_secret_post'];
+    const env = await givenScriptedEnvironment(t, fake);
+    sessionCookieOf(await scriptedSignIn(t, env));
+    expect(fake.tokenRequests[0].get('client_secret')).toBe(fake.clientSecret);
+  });
+});
+
 describe('mix-up (RFC 9207)', () => {
   it('refuses an authorization response whose iss names another issuer', () => expectRefused({ issOverride: 'https://other-idp.example.net' }, 'invalid_response'));
 
