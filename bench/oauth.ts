@@ -98,7 +98,7 @@ export async function run(): Promise<void> {
   try {
     await recreateDatabase(config.databaseUrl);
     [gatehouse, provider] = await Promise.all([
-      startServer({ name: 'gatehouse', script: 'src/main.ts', env: { DATABASE_URL: config.databaseUrl, GATEHOUSE_ADMIN_TOKEN: adminToken, LOG_LEVEL: 'warn', GATEHOUSE_ENCRYPTION_KEY: BENCH_ENCRYPTION_KEY } }),
+      startServer({ name: 'gatehouse', script: 'src/main.ts', nodeArgs: process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [], env: { DATABASE_URL: config.databaseUrl, GATEHOUSE_ADMIN_TOKEN: adminToken, LOG_LEVEL: 'warn', GATEHOUSE_ENCRYPTION_KEY: BENCH_ENCRYPTION_KEY } }),
       startServer({ name: 'provider', script: 'bench/lib/oauth-provider.ts', env: { BENCH_CLIENT_SECRET: clientSecret }, readyPath: '/.well-known/openid-configuration' }),
     ]);
     const url = gatehouse.url;
