@@ -1,9 +1,7 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
-import { hasChromium, launchChromium } from '../helpers/browser.js';
+import { browserStage, hasChromium, launchChromium } from '../helpers/browser.js';
 
 /** The customer's support landing page, served by its own app on another origin; it shows where it landed. */
 const LANDING_PAGE = '<!doctype html><title>landing</title><pre id="out"></pre><script>document.getElementById("out").textContent = location.hash;</script>';
@@ -11,28 +9,20 @@ const LANDING_PAGE = '<!doctype html><title>landing</title><pre id="out"></pre><
 describe.skipIf(!hasChromium)('redeeming an impersonation link in a real browser (headless Chromium)', () => {
   let t: TestApp;
   let browser: Browser;
+  let stage: Awaited<ReturnType<typeof browserStage>>;
   let env: TestEnv;
   let frontend: string;
-  let customerApp: Server;
   let appOrigin: string;
 
   beforeAll(async () => {
     t = await startTestApp();
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    const port = (t.app.server.address() as AddressInfo).port;
-    frontend = `http://support.localhost:${port}`;
-    const created = await t.admin.post('/environments', { name: 'support', frontendHost: `support.localhost:${port}` });
-    env = { ...created.json(), name: 'support' };
-    // Redirects are not interceptable in Playwright, so the landing page comes from a real server.
-    customerApp = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(LANDING_PAGE));
-    await new Promise<void>((resolve) => customerApp.listen(0, '127.0.0.1', resolve));
-    appOrigin = `http://app.localhost:${(customerApp.address() as AddressInfo).port}`;
-    await t.server(env).put('/allowed-origins', { origins: [appOrigin] });
+    stage = await browserStage(t, 'support', LANDING_PAGE);
+    ({ env, frontend, appOrigin } = stage);
     browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
-    await new Promise((resolve) => customerApp?.close(resolve));
+    await stage?.close();
     await t?.close();
   });
 

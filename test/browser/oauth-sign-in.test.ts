@@ -1,9 +1,7 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
-import { hasChromium, launchChromium } from '../helpers/browser.js';
+import { browserStage, hasChromium, launchChromium } from '../helpers/browser.js';
 import { loginAtProvider, startOpenIdProvider, type OpenIdProvider } from '../helpers/openid-provider.js';
 
 /** The customer's app: it shows the query and fragment it was opened with. */
@@ -13,22 +11,15 @@ describe.skipIf(!hasChromium)('signing in with an OpenID provider in a real brow
   let t: TestApp;
   let op: OpenIdProvider;
   let browser: Browser;
+  let stage: Awaited<ReturnType<typeof browserStage>>;
   let env: TestEnv;
   let frontend: string;
-  let customerApp: Server;
   let appOrigin: string;
 
   beforeAll(async () => {
     [t, op] = await Promise.all([startTestApp(), startOpenIdProvider()]);
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    const port = (t.app.server.address() as AddressInfo).port;
-    frontend = `http://signin.localhost:${port}`;
-    const created = await t.admin.post('/environments', { name: 'signin', frontendHost: `signin.localhost:${port}` });
-    env = { ...created.json(), name: 'signin' };
-    customerApp = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(APP_PAGE));
-    await new Promise<void>((resolve) => customerApp.listen(0, '127.0.0.1', resolve));
-    appOrigin = `http://app.localhost:${(customerApp.address() as AddressInfo).port}`;
-    await t.server(env).put('/allowed-origins', { origins: [appOrigin] });
+    stage = await browserStage(t, 'signin', APP_PAGE);
+    ({ env, frontend, appOrigin } = stage);
     const { clientId, clientSecret } = await op.register([`${frontend}/_svc/auth/oauth2/idp/callback`]);
     const put = await t.admin.put(`/environments/${env.id}/oauth-providers/idp`, { type: 'oidc', name: 'Test IdP', clientId, clientSecret, issuer: op.issuer });
     expect(put.statusCode, put.body).toBe(201);
@@ -36,7 +27,7 @@ describe.skipIf(!hasChromium)('signing in with an OpenID provider in a real brow
   });
   afterAll(async () => {
     await browser?.close();
-    await new Promise((resolve) => customerApp?.close(resolve));
+    await stage?.close();
     await t?.close();
     await op?.stop();
   });

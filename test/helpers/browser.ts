@@ -1,5 +1,8 @@
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { chromium } from 'playwright-core';
+import type { TestApp, TestEnv } from './app.js';
 
 /** Debian's Chromium (never a downloaded browser); browser suites skip where it is not installed. */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -10,3 +13,21 @@ const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-
   '--disable-component-update', '--disable-sync', '--host-resolver-rules=MAP *.localhost 127.0.0.1'];
 
 export const launchChromium = () => chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+
+/**
+ * What a browser test stands on: the test app listening on a port, an environment whose frontend host is
+ * `<name>.localhost:<port>`, and the customer's app on another origin (allowed), serving `page` at every path.
+ * Redirects are not interceptable in Playwright, so a page a redirect lands on must come from a real server.
+ */
+export async function browserStage(t: TestApp, name: string, page: string) {
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  const port = (t.app.server.address() as AddressInfo).port;
+  const frontend = `http://${name}.localhost:${port}`;
+  const created = await t.admin.post('/environments', { name, frontendHost: `${name}.localhost:${port}` });
+  const env: TestEnv = { ...created.json(), name };
+  const customerApp = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(page));
+  await new Promise<void>((resolve) => customerApp.listen(0, '127.0.0.1', resolve));
+  const appOrigin = `http://app.localhost:${(customerApp.address() as AddressInfo).port}`;
+  await t.server(env).put('/allowed-origins', { origins: [appOrigin] });
+  return { env, frontend, appOrigin, close: () => new Promise<void>((resolve) => { customerApp.close(() => resolve()); }) };
+}
