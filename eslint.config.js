@@ -34,9 +34,9 @@ const boundaryZones = [
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'coverage/**'] },
+  { ignores: ['node_modules/**', 'coverage/**', 'packages/*/src/generated/**'] },
   {
-    files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts'],
+    files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts', 'packages/*/src/**/*.ts'],
     extends: [js.configs.recommended, ...tseslint.configs.recommended],
     plugins: { import: importPlugin },
     settings: {

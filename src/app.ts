@@ -39,6 +39,9 @@ import { DOCS_CSP, registerSecurityHeaders } from './platform/http/security-head
 import { registerValidators } from './platform/http/validation.js';
 import { scheduleMaintenance } from './platform/maintenance.js';
 import { Problem } from './platform/http/common-schemas.js';
+import { API_TAGS } from './platform/http/api-tags.js';
+import { withNamedSchemas } from './platform/http/openapi-components.js';
+import { PACKAGE_VERSION } from './platform/version.js';
 import { createMailer, DEFAULT_MAIL_FROM } from './platform/mail/mailer.js';
 import { createOutboxStore } from './platform/mail/outbox-store.js';
 import { createRateLimiter } from './platform/rate-limit.js';
@@ -133,23 +136,30 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Gatehouse', version: '1.0.0', description: 'Self-hostable identity service: Server API, client plane and admin plane.' },
+      info: {
+        title: 'Gatehouse', version: PACKAGE_VERSION,
+        description: 'Self-hostable identity service. The Server API (`/api/server/v1`, secret key) is for your backend; the client plane '
+          + "(`/_svc`, served on each environment's frontend host) for your apps; the admin API (`/api/admin/v1`, GATEHOUSE_ADMIN_TOKEN) for operators.",
+      },
+      servers: [{ url: 'http://localhost:3000', description: "A local Gatehouse (npm start). The client plane answers on the environment's frontend host, e.g. http://development.localhost:3000." }],
+      tags: API_TAGS,
       components: { securitySchemes: {
         secretKey: { type: 'http', scheme: 'bearer', description: 'The environment secret key (sk_...).' },
         adminToken: { type: 'http', scheme: 'bearer', description: 'GATEHOUSE_ADMIN_TOKEN.' },
+        sessionCookie: { type: 'apiKey', in: 'cookie', name: '__session', description: 'The HttpOnly session cookie a browser sign-in sets.' },
+        sessionToken: { type: 'http', scheme: 'bearer', description: 'The session token a native sign-in (`?_is_native=true`) answers, as a bearer token.' },
       } },
     },
-    // Each plane's auth lives in its hook, so the document states it per route prefix.
     // Every error has the one problem+json shape, so the document states it once per operation here.
+    // Each plane states its own security on its routes (PLANE_SECURITY).
     transform: ({ schema, url }) => {
-      const security = url.startsWith('/api/server/') ? [{ secretKey: [] }] : url.startsWith('/api/admin/') ? [{ adminToken: [] }] : undefined;
       if (!schema || schema.hide) return { schema, url };
       const problem = { description: 'Error (RFC 9457)', content: { 'application/problem+json': { schema: Problem } } };
-      const response = { ...(schema.response as object), '4XX': problem, '5XX': problem };
-      return { schema: { ...schema, response, ...(security && { security }) }, url };
+      return { schema: { ...schema, response: { ...(schema.response as object), '4XX': problem, '5XX': problem } }, url };
     },
+    transformObject: (document) => withNamedSchemas('openapiObject' in document ? document.openapiObject : document.swaggerObject),
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: DOCS_CSP });
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: DOCS_CSP, theme: { title: `Gatehouse ${PACKAGE_VERSION}: API reference` } });
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (request) => {

@@ -48,7 +48,7 @@ export function auditServerRoutes(audit: AuditService): FastifyPluginAsync {
   return async (base) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     app.post('/audit-events', {
-      schema: {
+      schema: { operationId: 'appendAuditEvent',
         summary: 'Append an audit event (idempotent, rate limited)', description: APPEND_DESCRIPTION, tags,
         headers: AppendHeaders, body: AppendAuditEventBody,
         response: {
@@ -63,11 +63,11 @@ export function auditServerRoutes(audit: AuditService): FastifyPluginAsync {
       const { event, headers } = await audit.append(req.environmentId, req.secretKeyId, req.headers['idempotency-key'], req.body);
       return reply.headers(headers).code(201).send(event);
     });
-    app.get('/audit-events', { schema: { summary: 'Search audit events', description: SEARCH_DESCRIPTION, tags, querystring: SearchAuditEventsQuery, response: { 200: Page(AuditEvent) } } },
+    app.get('/audit-events', { schema: { operationId: 'searchAuditEvents', summary: 'Search audit events', description: SEARCH_DESCRIPTION, tags, querystring: SearchAuditEventsQuery, response: { 200: Page(AuditEvent) } } },
       (req) => audit.search(req.environmentId, req.query, req.query));
-    app.get('/audit-events/feed', { schema: { summary: 'Poll audit events after a sequence number', description: FEED_DESCRIPTION, tags, querystring: PollAuditEventsQuery, response: { 200: AuditEventFeed } } },
+    app.get('/audit-events/feed', { schema: { operationId: 'pollAuditEvents', summary: 'Poll audit events after a sequence number', description: FEED_DESCRIPTION, tags, querystring: PollAuditEventsQuery, response: { 200: AuditEventFeed } } },
       (req) => audit.poll(req.environmentId, req.query.afterSequence, req.query.limit));
-    app.get('/audit-events/:eventId', { schema: { summary: 'Get an audit event', tags, params: AuditEventParams, response: { 200: AuditEvent } } },
+    app.get('/audit-events/:eventId', { schema: { operationId: 'getAuditEvent', summary: 'Get an audit event', tags, params: AuditEventParams, response: { 200: AuditEvent } } },
       (req) => audit.get(req.environmentId, req.params.eventId));
   };
 }

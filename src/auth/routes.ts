@@ -34,28 +34,28 @@ export function authPublicRoutes(passwords: PasswordAuthService, codes: EmailedC
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
 
     app.post('/auth/sign-up', {
-      schema: { summary: 'Sign up with email and password', tags, querystring: NativeQuery, body: SignUpBody, response: { 201: Type.Union([SessionResponse, PendingVerification]) } },
+      schema: { operationId: 'signUp', summary: 'Sign up with email and password', tags, querystring: NativeQuery, body: SignUpBody, response: { 201: Type.Union([SessionResponse, PendingVerification]) } },
     }, async (req, reply) => {
       const result = await passwords.signUp(req.clientEnvironment, req.body, requestContext(req));
       if (result.pending) return reply.code(201).send({ user: result.user, verification: { status: 'pending' } });
       return sendSession(reply, req.query._is_native, result, 201);
     });
-    app.post('/auth/verify-email', { schema: { summary: 'Confirm the email with the mailed code and start a session', tags, querystring: NativeQuery, body: VerifyEmailBody, response: { 200: SessionResponse } } },
+    app.post('/auth/verify-email', { schema: { operationId: 'verifyEmail', summary: 'Confirm the email with the mailed code and start a session', tags, querystring: NativeQuery, body: VerifyEmailBody, response: { 200: SessionResponse } } },
       async (req, reply) => sendSession(reply, req.query._is_native, await codes.verifyEmail(req.clientEnvironment, req.body, requestContext(req))));
-    app.post('/auth/verify-email/send', { schema: { summary: 'Mail a new verification code', tags, body: EmailOnlyBody, response: { 202: Accepted } } },
+    app.post('/auth/verify-email/send', { schema: { operationId: 'sendVerificationCode', summary: 'Mail a new verification code', tags, body: EmailOnlyBody, response: { 202: Accepted } } },
       async (req, reply) => {
         await codes.resendVerificationCode(req.clientEnvironment, req.body.email, req.ip);
         return reply.code(202).send({ status: 'accepted', message: 'If a pending account has this email, a new code is on its way.' });
       });
-    app.post('/auth/sign-in', { schema: { summary: 'Sign in with email and password', tags, querystring: NativeQuery, body: SignInBody, response: { 200: SessionResponse } } },
+    app.post('/auth/sign-in', { schema: { operationId: 'signIn', summary: 'Sign in with email and password', tags, querystring: NativeQuery, body: SignInBody, response: { 200: SessionResponse } } },
       async (req, reply) => sendSignIn(reply, req.query._is_native, await passwords.signIn(req.clientEnvironment, req.body, requestContext(req))));
-    app.post('/auth/forgot-password', { schema: { summary: 'Mail a password reset code', description: FORGOT_PASSWORD, tags, body: EmailOnlyBody, response: { 202: Accepted } } },
+    app.post('/auth/forgot-password', { schema: { operationId: 'forgotPassword', summary: 'Mail a password reset code', description: FORGOT_PASSWORD, tags, body: EmailOnlyBody, response: { 202: Accepted } } },
       async (req, reply) => {
         await codes.requestPasswordReset(req.clientEnvironment, req.body.email, req.ip);
         return reply.code(202).send({ status: 'accepted', message: 'If an account has this email, a password reset code is on its way.' });
       });
     app.post('/auth/reset-password', {
-      schema: { summary: 'Set a new password with the mailed code and start a session', description: RESET_PASSWORD, tags, querystring: NativeQuery, body: ResetPasswordBody, response: { 200: SessionResponse } },
+      schema: { operationId: 'resetPassword', summary: 'Set a new password with the mailed code and start a session', description: RESET_PASSWORD, tags, querystring: NativeQuery, body: ResetPasswordBody, response: { 200: SessionResponse } },
     }, async (req, reply) => sendSession(reply, req.query._is_native, await codes.resetPassword(req.clientEnvironment, req.body, requestContext(req))));
   };
 }
@@ -64,7 +64,7 @@ export function authPublicRoutes(passwords: PasswordAuthService, codes: EmailedC
 export function authSessionRoutes(sessions: SessionsService): FastifyPluginAsync {
   return async (base) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
-    app.post('/auth/sign-out', { schema: { summary: 'Sign out: revoke the current session', tags, response: { 204: NoContent } } }, async (req, reply) => {
+    app.post('/auth/sign-out', { schema: { operationId: 'signOut', summary: 'Sign out: revoke the current session', tags, response: { 204: NoContent } } }, async (req, reply) => {
       const { userId, id } = signedIn(req);
       await sessions.revoke(req.environmentId, userId, id, clientCaller(req), 'sign_out');
       clearSessionCookie(reply);

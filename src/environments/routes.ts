@@ -16,19 +16,19 @@ export function environmentsAdminRoutes(deps: { environments: EnvironmentsServic
   const { environments } = deps;
   return async (base) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
-    app.post('/environments', { schema: { summary: 'Create an environment and its first secret key', tags, body: CreateEnvironmentBody, response: { 201: CreatedEnvironment } } },
+    app.post('/environments', { schema: { operationId: 'createEnvironment', summary: 'Create an environment and its first secret key', tags, body: CreateEnvironmentBody, response: { 201: CreatedEnvironment } } },
       async (req, reply) => reply.code(201).send(await environments.create(req.body, adminCaller(req))));
-    app.get('/environments', { schema: { summary: 'List environments', tags, response: { 200: EnvironmentList } } },
+    app.get('/environments', { schema: { operationId: 'listEnvironments', summary: 'List environments', tags, response: { 200: EnvironmentList } } },
       async () => ({ items: await environments.list() }));
-    app.get('/environments/:id', { schema: { summary: 'Get an environment', tags, params: EnvironmentParams, response: { 200: Environment } } },
+    app.get('/environments/:id', { schema: { operationId: 'getEnvironment', summary: 'Get an environment', tags, params: EnvironmentParams, response: { 200: Environment } } },
       (req) => environments.get(req.params.id));
-    app.patch('/environments/:id', { schema: { summary: 'Update an environment (settings deep-merge)', tags, params: EnvironmentParams, body: UpdateEnvironmentBody, response: { 200: Environment } } },
+    app.patch('/environments/:id', { schema: { operationId: 'updateEnvironment', summary: 'Update an environment (settings deep-merge)', tags, params: EnvironmentParams, body: UpdateEnvironmentBody, response: { 200: Environment } } },
       (req) => environments.update(req.params.id, req.body));
-    app.post('/environments/:id/secret-keys', { schema: { summary: 'Issue another secret key', tags, params: EnvironmentParams, response: { 201: CreatedSecretKey } } },
+    app.post('/environments/:id/secret-keys', { schema: { operationId: 'createSecretKey', summary: 'Issue another secret key', tags, params: EnvironmentParams, response: { 201: CreatedSecretKey } } },
       async (req, reply) => reply.code(201).send(await environments.createSecretKey(req.params.id, adminCaller(req))));
-    app.delete('/secret-keys/:keyId', { schema: { summary: 'Revoke a secret key', tags, params: KeyParams, response: { 204: NoContent } } },
+    app.delete('/secret-keys/:keyId', { schema: { operationId: 'revokeSecretKey', summary: 'Revoke a secret key', tags, params: KeyParams, response: { 204: NoContent } } },
       async (req, reply) => { await environments.revokeSecretKey(req.params.keyId, adminCaller(req)); return noContent(reply); });
-    app.get('/environments/:id/outbox', { schema: { summary: 'Read the mail outbox', tags, params: EnvironmentParams, querystring: OutboxQuery, response: { 200: Outbox } } },
+    app.get('/environments/:id/outbox', { schema: { operationId: 'readOutbox', summary: 'Read the mail outbox', tags, params: EnvironmentParams, querystring: OutboxQuery, response: { 200: Outbox } } },
       async (req) => { await environments.get(req.params.id); return { items: await deps.outbox(req.params.id, req.query.to) }; });
   };
 }
@@ -38,8 +38,8 @@ export function allowedOriginsServerRoutes(environments: EnvironmentsService): F
   return async (base) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     const schema = { tags: ['Allowed origins'], response: { 200: AllowedOrigins } };
-    app.get('/allowed-origins', { schema: { ...schema, summary: 'Get the allowed origins' } }, (req) => environments.getAllowedOrigins(req.environmentId));
-    app.put('/allowed-origins', { schema: { ...schema, summary: 'Replace the allowed origins', body: AllowedOrigins } },
+    app.get('/allowed-origins', { schema: { operationId: 'getAllowedOrigins', ...schema, summary: 'Get the allowed origins' } }, (req) => environments.getAllowedOrigins(req.environmentId));
+    app.put('/allowed-origins', { schema: { operationId: 'setAllowedOrigins', ...schema, summary: 'Replace the allowed origins', body: AllowedOrigins } },
       (req) => environments.setAllowedOrigins(req.environmentId, req.body.origins));
   };
 }

@@ -25,17 +25,17 @@ export function impersonationServerRoutes(impersonation: ImpersonationService): 
   return async (base) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     app.post('/users/:userId/impersonation-token', {
-      schema: { summary: 'Mint an impersonation token for a user', description: MINT, tags, params: UserParams, body: MintBody, response: { 201: MintedToken } },
+      schema: { operationId: 'createImpersonationToken', summary: 'Mint an impersonation token for a user', description: MINT, tags, params: UserParams, body: MintBody, response: { 201: MintedToken } },
     }, async (req, reply) => reply.code(201).send(await impersonation.mint(req.environmentId, req.params.userId, req.body, serverCaller(req))));
     app.get('/impersonations', {
-      schema: { summary: 'List the impersonation ledger (by month, actor, target)', tags, querystring: ListImpersonationsQuery, response: { 200: Page(Impersonation) } },
+      schema: { operationId: 'listImpersonations', summary: 'List the impersonation ledger (by month, actor, target)', tags, querystring: ListImpersonationsQuery, response: { 200: Page(Impersonation) } },
     }, (req) => impersonation.list(req.environmentId, req.query));
-    app.get('/impersonations/usage', { schema: { summary: "This month's impersonation tokens against the quota", tags, response: { 200: Usage } } },
+    app.get('/impersonations/usage', { schema: { operationId: 'getImpersonationUsage', summary: "This month's impersonation tokens against the quota", tags, response: { 200: Usage } } },
       (req) => impersonation.usage(req.environmentId));
-    app.get('/impersonations/:impersonationId', { schema: { summary: 'Get one impersonation of the ledger', tags, params: ImpersonationParams, response: { 200: Impersonation } } },
+    app.get('/impersonations/:impersonationId', { schema: { operationId: 'getImpersonation', summary: 'Get one impersonation of the ledger', tags, params: ImpersonationParams, response: { 200: Impersonation } } },
       (req) => impersonation.get(req.environmentId, req.params.impersonationId));
     app.post('/impersonations/:impersonationId/revoke', {
-      schema: { summary: 'Revoke an impersonation: its token stops working, and the session it started ends', tags, params: ImpersonationParams, response: { 200: Impersonation } },
+      schema: { operationId: 'revokeImpersonation', summary: 'Revoke an impersonation: its token stops working, and the session it started ends', tags, params: ImpersonationParams, response: { 200: Impersonation } },
     }, (req) => impersonation.revoke(req.environmentId, req.params.impersonationId, serverCaller(req)));
   };
 }
@@ -46,11 +46,11 @@ export function impersonationClientRoutes(impersonation: ImpersonationService): 
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     const clientTags = ['Client: authentication'];
     app.post('/auth/session/impersonate', {
-      schema: { summary: 'Redeem an impersonation token', description: REDEEM, tags: clientTags, querystring: NativeQuery, body: RedeemBody, response: { 200: SessionResponse } },
+      schema: { operationId: 'redeemImpersonationToken', summary: 'Redeem an impersonation token', description: REDEEM, tags: clientTags, querystring: NativeQuery, body: RedeemBody, response: { 200: SessionResponse } },
     }, async (req, reply) =>
       sendSession(reply, req.query._is_native, await impersonation.redeem(req.clientEnvironment, req.body.token, requestContext(req), 'post')));
     app.get('/auth/session/impersonate', {
-      schema: { summary: 'Redeem an impersonation link in a browser', description: REDEEM_LINK, tags: clientTags, querystring: RedeemQuery, response: { 303: Type.Null({ description: 'To the landing URL' }) } },
+      schema: { operationId: 'redeemImpersonationLink', summary: 'Redeem an impersonation link in a browser', description: REDEEM_LINK, tags: clientTags, querystring: RedeemQuery, response: { 303: Type.Null({ description: 'To the landing URL' }) } },
     }, async (req, reply) => {
       const redeemed = await impersonation.redeem(req.clientEnvironment, req.query.token, requestContext(req), 'link');
       return redirectWithSession(reply, redeemed, redeemed.landingUrl!);

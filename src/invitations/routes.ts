@@ -17,33 +17,33 @@ export function invitationsServerRoutes(invitations: InvitationsService): Fastif
   return async (base) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     app.post('/invitations', {
-      schema: {
+      schema: { operationId: 'createInvitation',
         summary: 'Invite an email to sign up',
         description: 'Mails a link to signUpUrl carrying invitation_token. A pending invitation for the same email is replaced (it becomes REVOKED). '
           + "Counts against the environment's invitationRateLimitPerHour (fixed clock hours).",
         tags, body: CreateInvitationBody, response: { 201: InvitationSummary },
       },
     }, async (req, reply) => reply.code(201).send(await invitations.create(req.environmentId, req.body, serverCaller(req))));
-    app.get('/invitations', { schema: { summary: 'List invitations (filter by status and email substring)', tags, querystring: ListInvitationsQuery, response: { 200: Page(InvitationSummary) } } },
+    app.get('/invitations', { schema: { operationId: 'listInvitations', summary: 'List invitations (filter by status and email substring)', tags, querystring: ListInvitationsQuery, response: { 200: Page(InvitationSummary) } } },
       (req) => invitations.list(req.environmentId, { statuses: req.query.status, emailSearch: req.query.search }, req.query));
     app.post('/invitations/search', {
       bodyLimit: SEARCH_BODY_LIMIT_BYTES,
-      schema: { summary: 'Search invitations (statuses, email substring, metadata containment)', description: 'Bodies over 24 KiB are refused with 413.', tags, querystring: PageQuery, body: SearchInvitationsBody, response: { 200: Page(InvitationSummary) } },
+      schema: { operationId: 'searchInvitations', summary: 'Search invitations (statuses, email substring, metadata containment)', description: 'Bodies over 24 KiB are refused with 413.', tags, querystring: PageQuery, body: SearchInvitationsBody, response: { 200: Page(InvitationSummary) } },
     }, (req) => invitations.list(req.environmentId, req.body, req.query));
-    app.get('/invitations/:invitationId', { schema: { summary: 'Get an invitation with its metadata', tags, params: InvitationParams, response: { 200: Invitation } } },
+    app.get('/invitations/:invitationId', { schema: { operationId: 'getInvitation', summary: 'Get an invitation with its metadata', tags, params: InvitationParams, response: { 200: Invitation } } },
       (req) => invitations.get(req.environmentId, req.params.invitationId));
     app.post('/invitations/:invitationId/revoke', {
-      schema: { summary: 'Revoke a pending invitation', description: 'PENDING → REVOKED; any other state answers 409 invitation_not_pending.', tags, params: InvitationParams, response: { 200: InvitationSummary } },
+      schema: { operationId: 'revokeInvitation', summary: 'Revoke a pending invitation', description: 'PENDING → REVOKED; any other state answers 409 invitation_not_pending.', tags, params: InvitationParams, response: { 200: InvitationSummary } },
     }, (req) => invitations.revoke(req.environmentId, req.params.invitationId, serverCaller(req)));
     app.post('/invitations/:invitationId/resend', {
-      schema: {
+      schema: { operationId: 'resendInvitation',
         summary: 'Mail a pending invitation again',
         description: 'Same invitation and expiry, new token: the earlier link stops working. Counts against the hourly invitation limit.',
         tags, params: InvitationParams, response: { 200: InvitationSummary },
       },
     }, (req) => invitations.resend(req.environmentId, req.params.invitationId, serverCaller(req)));
     app.patch('/invitations/:invitationId/metadata', {
-      schema: { summary: "Deep-merge an invitation's metadata", tags, params: InvitationParams, body: MetadataPatchBody, response: { 200: Invitation } },
+      schema: { operationId: 'mergeInvitationMetadata', summary: "Deep-merge an invitation's metadata", tags, params: InvitationParams, body: MetadataPatchBody, response: { 200: Invitation } },
     }, (req) => invitations.mergeMetadata(req.environmentId, req.params.invitationId, req.body));
   };
 }
@@ -53,7 +53,7 @@ export function invitationsClientRoutes(invitations: InvitationsService): Fastif
   return async (base) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     app.post('/auth/invitation/password-signup', {
-      schema: {
+      schema: { operationId: 'signUpWithInvitation',
         summary: 'Sign up with an invitation token',
         description: 'Creates a verified user from the invitation (its public metadata copied), accepts the invitation and starts a session, in one transaction. A token works once.',
         tags: ['Client: authentication'], querystring: NativeQuery, body: InvitationSignUpBody, response: { 201: SessionResponse },

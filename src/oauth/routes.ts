@@ -49,10 +49,10 @@ export function oauthPublicRoutes(oauth: OAuthService): FastifyPluginAsync {
   return async (base) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     const tags = ['Client: external sign-in'];
-    app.get('/auth/oauth2/providers', { schema: { summary: 'The enabled external providers', tags, response: { 200: ClientProviderList } } },
+    app.get('/auth/oauth2/providers', { schema: { operationId: 'listSignInProviders', summary: 'The enabled external providers', tags, response: { 200: ClientProviderList } } },
       (req) => oauth.listEnabled(req.environmentId));
     app.get('/auth/oauth2/:provider/authorize', {
-      schema: { summary: 'Start signing in with a provider', description: AUTHORIZE, tags, params: ClientProviderParams, querystring: AuthorizeQuery, response: { 302: Type.Null({ description: 'To the provider' }), 303: Type.Null({ description: 'Back to redirect_url with ?error=' }) } },
+      schema: { operationId: 'startOAuthSignIn', summary: 'Start signing in with a provider', description: AUTHORIZE, tags, params: ClientProviderParams, querystring: AuthorizeQuery, response: { 302: Type.Null({ description: 'To the provider' }), 303: Type.Null({ description: 'Back to redirect_url with ?error=' }) } },
     }, async (req, reply) => {
       const started = await oauth.authorize(req.clientEnvironment, req.params.provider, req.query.redirect_url);
       if ('outcome' in started) return sendCallbackResult(req, reply, started);
@@ -60,7 +60,7 @@ export function oauthPublicRoutes(oauth: OAuthService): FastifyPluginAsync {
       return reply.redirect(started.location, 302);
     });
     app.get('/auth/oauth2/:provider/callback', {
-      schema: { summary: 'The provider sends the browser back here', description: CALLBACK, tags, params: ClientProviderParams, querystring: CallbackQuery, response: { 303: Type.Null({ description: 'To redirect_url, signed in or with ?error=' }) } },
+      schema: { operationId: 'finishOAuthSignIn', summary: 'The provider sends the browser back here', description: CALLBACK, tags, params: ClientProviderParams, querystring: CallbackQuery, response: { 303: Type.Null({ description: 'To redirect_url, signed in or with ?error=' }) } },
     }, async (req, reply) => {
       const rawQuery = req.url.slice(req.url.indexOf('?') + 1);
       const result = await oauth.callback(req.clientEnvironment, req.params.provider, req.query, req.url.includes('?') ? rawQuery : '',
@@ -75,10 +75,10 @@ export function oauthSessionRoutes(oauth: OAuthService): FastifyPluginAsync {
   return async (base) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     const tags = ['Client: external sign-in'];
-    app.get('/me/identities', { schema: { summary: "The signed-in user's external identities", tags, response: { 200: IdentityList } } },
+    app.get('/me/identities', { schema: { operationId: 'listMyIdentities', summary: "The signed-in user's external identities", tags, response: { 200: IdentityList } } },
       (req) => oauth.listOwnIdentities(req.environmentId, signedIn(req).userId));
     app.delete('/me/identities/:identityId', {
-      schema: { summary: 'Unlink an identity (409 last_sign_in_method when it is the only way left to sign in)', tags, params: IdentityParams, response: { 204: NoContent } },
+      schema: { operationId: 'unlinkMyIdentity', summary: 'Unlink an identity (409 last_sign_in_method when it is the only way left to sign in)', tags, params: IdentityParams, response: { 204: NoContent } },
     }, async (req, reply) => {
       await oauth.unlink(req.environmentId, signedIn(req), req.params.identityId, clientCaller(req));
       return noContent(reply);
@@ -90,7 +90,7 @@ export function oauthSessionRoutes(oauth: OAuthService): FastifyPluginAsync {
 export function oauthServerRoutes(oauth: OAuthService): FastifyPluginAsync {
   return async (base) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
-    app.get('/users/:userId/identities', { schema: { summary: "List a user's external identities", tags: ['Users'], params: UserIdentityParams, response: { 200: IdentityList } } },
+    app.get('/users/:userId/identities', { schema: { operationId: 'listUserIdentities', summary: "List a user's external identities", tags: ['Users'], params: UserIdentityParams, response: { 200: IdentityList } } },
       (req) => oauth.listIdentities(req.environmentId, req.params.userId));
   };
 }
@@ -100,18 +100,18 @@ export function oauthAdminRoutes(oauth: OAuthProvidersAdmin): FastifyPluginAsync
   return async (base) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     const tags = ['Admin: OAuth providers'];
-    app.get('/environments/:id/oauth-providers', { schema: { summary: "List the environment's external providers", tags, params: EnvironmentParams, response: { 200: ProviderList } } },
+    app.get('/environments/:id/oauth-providers', { schema: { operationId: 'listOAuthProviders', summary: "List the environment's external providers", tags, params: EnvironmentParams, response: { 200: ProviderList } } },
       (req) => oauth.listProviders(req.params.id));
     app.put('/environments/:id/oauth-providers/:providerId', {
-      schema: { summary: 'Create or replace an external provider', description: PUT, tags, params: ProviderParams, body: PutProviderBody, response: { 200: Provider, 201: Provider } },
+      schema: { operationId: 'putOAuthProvider', summary: 'Create or replace an external provider', description: PUT, tags, params: ProviderParams, body: PutProviderBody, response: { 200: Provider, 201: Provider } },
     }, async (req, reply) => {
       const { created, provider } = await oauth.putProvider(req.params.id, req.params.providerId, req.body, adminCaller(req));
       return reply.code(created ? 201 : 200).send(provider);
     });
-    app.get('/environments/:id/oauth-providers/:providerId', { schema: { summary: 'Get an external provider (never its secret)', tags, params: ProviderParams, response: { 200: Provider } } },
+    app.get('/environments/:id/oauth-providers/:providerId', { schema: { operationId: 'getOAuthProvider', summary: 'Get an external provider (never its secret)', tags, params: ProviderParams, response: { 200: Provider } } },
       (req) => oauth.getProvider(req.params.id, req.params.providerId));
     app.delete('/environments/:id/oauth-providers/:providerId', {
-      schema: { summary: 'Delete an external provider (its identities stay linked)', tags, params: ProviderParams, response: { 204: NoContent } },
+      schema: { operationId: 'deleteOAuthProvider', summary: 'Delete an external provider (its identities stay linked)', tags, params: ProviderParams, response: { 204: NoContent } },
     }, async (req, reply) => {
       await oauth.deleteProvider(req.params.id, req.params.providerId, adminCaller(req));
       return noContent(reply);

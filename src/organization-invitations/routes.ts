@@ -25,16 +25,16 @@ export function organizationInvitationsClientRoutes(invitations: OrganizationInv
   return async (base) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     app.post('/organizations/:organizationId/invitations', {
-      schema: { summary: 'Invite an email to the organization with a role', description: CREATE, tags, params: OrganizationParams, body: CreateOrganizationInvitationBody, response: { 201: CreatedOrganizationInvitation } },
+      schema: { operationId: 'inviteToMyOrganization', summary: 'Invite an email to the organization with a role', description: CREATE, tags, params: OrganizationParams, body: CreateOrganizationInvitationBody, response: { 201: CreatedOrganizationInvitation } },
     }, async (req, reply) => reply.code(201).send(await invitations.create(req.environmentId, req.params.organizationId, signedIn(req).userId, req.body, clientCaller(req))));
     app.get('/organizations/:organizationId/invitations', {
-      schema: { summary: "List the organization's pending invitations (owner or admin)", tags, params: OrganizationParams, querystring: OrganizationPageQuery, response: { 200: Page(OrganizationInvitation) } },
+      schema: { operationId: 'listMyOrganizationInvitations', summary: "List the organization's pending invitations (owner or admin)", tags, params: OrganizationParams, querystring: OrganizationPageQuery, response: { 200: Page(OrganizationInvitation) } },
     }, (req) => invitations.listPending(req.environmentId, req.params.organizationId, signedIn(req).userId, req.query));
     app.post('/organizations/:organizationId/invitations/:invitationId/revoke', {
-      schema: { summary: 'Revoke a pending invitation (owner or admin)', tags, params: OrganizationInvitationParams, response: { 200: OrganizationInvitation } },
+      schema: { operationId: 'revokeMyOrganizationInvitation', summary: 'Revoke a pending invitation (owner or admin)', tags, params: OrganizationInvitationParams, response: { 200: OrganizationInvitation } },
     }, (req) => invitations.revoke(req.environmentId, req.params.organizationId, signedIn(req).userId, req.params.invitationId, clientCaller(req)));
     app.post('/organization-invitations/accept', {
-      schema: { summary: 'Accept an organization invitation', description: ACCEPT, tags, body: AcceptBody, response: { 200: JoinedMembership } },
+      schema: { operationId: 'acceptOrganizationInvitation', summary: 'Accept an organization invitation', description: ACCEPT, tags, body: AcceptBody, response: { 200: JoinedMembership } },
     }, (req) => invitations.accept(req.environmentId, signedIn(req).userId, req.body.token, requestContext(req)));
   };
 }
@@ -44,7 +44,7 @@ export function organizationInvitationsPublicRoutes(invitations: OrganizationInv
   return async (base) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     app.post('/auth/organization-invitation/password-signup', {
-      schema: {
+      schema: { operationId: 'signUpWithOrganizationInvitation',
         summary: 'Sign up with an organization invitation token',
         description: 'Creates a verified user with the invited email, who joins the organization with the invited role, and starts a session, in one transaction. A token works once.',
         tags: ['Client: authentication'], querystring: NativeQuery, body: OrganizationInvitationSignUpBody, response: { 201: SessionResponse },

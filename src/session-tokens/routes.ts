@@ -23,7 +23,7 @@ const JWKS = 'The signing key and any rotated-out key whose tokens may still be 
 export function sessionTokensClientRoutes(tokens: SessionTokensService): FastifyPluginAsync {
   return async (base) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
-    app.post('/sessions/current/token', { schema: { summary: 'Get a JWT of the current session', description: MINT, tags: ['Client: sessions'], response: { 200: SessionJwt } } },
+    app.post('/sessions/current/token', { schema: { operationId: 'createSessionToken', summary: 'Get a JWT of the current session', description: MINT, tags: ['Client: sessions'], response: { 200: SessionJwt } } },
       (req) => tokens.mint(req.clientEnvironment, signedIn(req), req.headers.origin));
   };
 }
@@ -33,9 +33,9 @@ export function sessionTokensPublicRoutes(tokens: SessionTokensService): Fastify
   return async (base) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     const tags = ['Client: session tokens'];
-    app.get('/.well-known/jwks.json', { schema: { summary: "The environment's public signing keys (JWKS)", description: JWKS, tags, response: { 200: Jwks } } },
+    app.get('/.well-known/jwks.json', { schema: { operationId: 'getJwks', summary: "The environment's public signing keys (JWKS)", description: JWKS, tags, response: { 200: Jwks } } },
       async (req, reply) => reply.header('cache-control', CACHE).send(await tokens.jwks(req.environmentId)));
-    app.get('/.well-known/openid-configuration', { schema: { summary: 'OpenID Connect discovery', tags, response: { 200: OpenIdConfiguration } } },
+    app.get('/.well-known/openid-configuration', { schema: { operationId: 'getOpenIdConfiguration', summary: 'OpenID Connect discovery', tags, response: { 200: OpenIdConfiguration } } },
       async (req, reply) => {
         const issuer = frontendUrl(req.clientEnvironment.frontendHost);
         return reply.header('cache-control', CACHE).send({
@@ -50,7 +50,7 @@ export function sessionTokensPublicRoutes(tokens: SessionTokensService): Fastify
 export function sessionTokensServerRoutes(tokens: SessionTokensService): FastifyPluginAsync {
   return async (base) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
-    app.post('/sessions/verify', { schema: { summary: 'Verify a session token', description: VERIFY, tags: ['Sessions'], body: VerifyTokenBody, response: { 200: VerifiedToken } } },
+    app.post('/sessions/verify', { schema: { operationId: 'verifySessionToken', summary: 'Verify a session token', description: VERIFY, tags: ['Sessions'], body: VerifyTokenBody, response: { 200: VerifiedToken } } },
       (req) => tokens.verify(req.environmentId, req.body.token));
   };
 }
@@ -60,13 +60,13 @@ export function sessionTokensAdminRoutes(tokens: SessionTokensService): FastifyP
   return async (base) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     const tags = ['Admin: signing keys'];
-    app.get('/environments/:id/signing-keys', { schema: { summary: "List the environment's signing keys", tags, params: EnvironmentParams, response: { 200: SigningKeyList } } },
+    app.get('/environments/:id/signing-keys', { schema: { operationId: 'listSigningKeys', summary: "List the environment's signing keys", tags, params: EnvironmentParams, response: { 200: SigningKeyList } } },
       (req) => tokens.list(req.params.id));
     app.post('/environments/:id/signing-keys/rotate', {
-      schema: { summary: 'Rotate: a new key signs at once, the old one stays published until its tokens expire', tags, params: EnvironmentParams, response: { 200: SigningKeyList } },
+      schema: { operationId: 'rotateSigningKey', summary: 'Rotate: a new key signs at once, the old one stays published until its tokens expire', tags, params: EnvironmentParams, response: { 200: SigningKeyList } },
     }, (req) => tokens.rotate(req.params.id, adminCaller(req)));
     app.delete('/environments/:id/signing-keys/:keyId', {
-      schema: { summary: 'Revoke a signing key: it leaves the JWKS at once (a revoked signing key is replaced)', tags, params: SigningKeyParams, response: { 200: SigningKeyList } },
+      schema: { operationId: 'revokeSigningKey', summary: 'Revoke a signing key: it leaves the JWKS at once (a revoked signing key is replaced)', tags, params: SigningKeyParams, response: { 200: SigningKeyList } },
     }, (req) => tokens.revoke(req.params.id, req.params.keyId, adminCaller(req)));
   };
 }

@@ -10,9 +10,9 @@ export function sessionsClientRoutes(sessions: SessionsService): FastifyPluginAs
   return async (base) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     const tags = ['Client: sessions'];
-    app.get('/sessions', { schema: { summary: "List the signed-in user's sessions", tags, querystring: ListSessionsQuery, response: { 200: Page(Session) } } },
+    app.get('/sessions', { schema: { operationId: 'listMySessions', summary: "List the signed-in user's sessions", tags, querystring: ListSessionsQuery, response: { 200: Page(Session) } } },
       (req) => sessions.listForUser(req.environmentId, signedIn(req).userId, { status: 'active', ...req.query }));
-    app.delete('/sessions/:sessionId', { schema: { summary: "End one of the signed-in user's sessions", tags, params: SessionParams, response: { 204: NoContent } } },
+    app.delete('/sessions/:sessionId', { schema: { operationId: 'revokeMySession', summary: "End one of the signed-in user's sessions", tags, params: SessionParams, response: { 204: NoContent } } },
       async (req, reply) => { await sessions.revoke(req.environmentId, signedIn(req).userId, req.params.sessionId, clientCaller(req)); return noContent(reply); });
   };
 }

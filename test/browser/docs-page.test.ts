@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DOCS_CSP } from '../../src/platform/http/security-headers.js';
+import { PACKAGE_VERSION } from '../../src/platform/version.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { hasChromium, launchChromium } from '../helpers/browser.js';
 
@@ -39,6 +40,9 @@ describe.skipIf(!hasChromium)('the API reference page in a real browser (headles
     expect(res?.status()).toBe(200);
     expect(await res?.headerValue('content-security-policy')).toBe(DOCS_CSP);
     await page.waitForSelector('.opblock-summary-path');
+    // Branded, with the package's version in the title and in the rendered document info.
+    expect(await page.title()).toBe(`Gatehouse ${PACKAGE_VERSION}: API reference`);
+    expect(await page.textContent('.info .title')).toContain(PACKAGE_VERSION);
 
     const paths = await page.$$eval('.opblock-summary-path', (nodes) => nodes.map((n) => n.getAttribute('data-path')));
     expect(paths).toContain('/api/server/v1/users/{userId}');

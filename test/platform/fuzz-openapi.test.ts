@@ -99,6 +99,19 @@ function send(op: Operation, request: Record<string, unknown>): Promise<LightMyR
   });
 }
 
+/** The document with every component reference replaced by the schema it names, so generators see whole schemas. */
+function inlineRefs(doc: { components?: { schemas?: Record<string, unknown> } }): unknown {
+  const schemas = doc.components?.schemas ?? {};
+  const inline = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(inline);
+    if (typeof node !== 'object' || node === null) return node;
+    const { $ref, ...rest } = node as { $ref?: string };
+    if ($ref) return { ...(inline(schemas[$ref.replace('#/components/schemas/', '')]) as object), ...rest };
+    return Object.fromEntries(Object.entries(rest).map(([key, value]) => [key, inline(value)]));
+  };
+  return { ...doc, paths: inline((doc as { paths: unknown }).paths) };
+}
+
 /** Why an answer is a finding, or undefined when it is fine. */
 function finding(res: LightMyRequestResponse): string | undefined {
   if (res.statusCode >= 500) return `${res.statusCode} ${res.body.slice(0, 300)}`;
@@ -122,7 +135,7 @@ const order = (op: Operation) => (op.path.endsWith('/sign-out') ? 1 : 0);
 
 describe('fuzzing every operation of the OpenAPI document', () => {
   it('answers every mutated request with a problem (or success), never with a 5xx', { timeout: 120_000 }, async () => {
-    const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json() as { paths: Record<string, Record<string, Omit<Operation, 'method' | 'path'>>> };
+    const doc = inlineRefs((await t.app.inject({ method: 'GET', url: '/openapi.json' })).json()) as { paths: Record<string, Record<string, Omit<Operation, 'method' | 'path'>>> };
     const operations = Object.entries(doc.paths)
       .flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ ...op, method: method.toUpperCase(), path })))
       .sort((a, b) => order(a) - order(b));

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { PACKAGE_VERSION } from '../../src/platform/version.js';
 import { expectProblem, servedRoutes, throwawayApp, throwawayPglite, unreachablePostgres } from './support.js';
 
 let t: TestApp;
@@ -131,7 +132,10 @@ describe('GET /metrics', () => {
 });
 
 describe('GET /openapi.json', () => {
-  let doc: { openapi: string; info: { title: string }; paths: Record<string, Record<string, any>>; components: any };
+  let doc: { openapi: string; info: { title: string; version: string }; servers: unknown; tags: { name: string }[]; paths: Record<string, Record<string, any>>; components: any };
+  /** A schema with a component reference resolved (named schemas live under components.schemas). */
+  const deref = (schema: { $ref?: string } | undefined) =>
+    (schema?.$ref ? doc.components.schemas[schema.$ref.replace('#/components/schemas/', '')] : schema);
   beforeAll(async () => {
     const res = await get('/openapi.json');
     expect(res.statusCode).toBe(200);
@@ -158,7 +162,6 @@ describe('GET /openapi.json', () => {
     'POST /api/admin/v1/environments/{id}/signing-keys/rotate',
     'POST /_svc/sessions/current/token',
   ]);
-  /** Browser links whose success is a redirect (303 with Location), not a body. */
   /** Browser navigations: each answers a redirect (these statuses), never a JSON body. */
   const REDIRECTS = new Map([
     ['GET /_svc/auth/session/impersonate', ['303']],
@@ -214,7 +217,7 @@ describe('GET /openapi.json', () => {
     for (const [method, path] of served()) {
       const responses = doc.paths[path][method.toLowerCase()].responses;
       for (const range of ['4XX', '5XX']) {
-        const schema = responses[range]?.content?.['application/problem+json']?.schema;
+        const schema = deref(responses[range]?.content?.['application/problem+json']?.schema);
         expect(schema?.required, `${method} ${path} ${range}`).toEqual(['type', 'title', 'status', 'detail', 'instance', 'properties']);
       }
     }
@@ -227,7 +230,7 @@ describe('GET /openapi.json', () => {
         expect(op.requestBody, `${method} ${path}`).toBeUndefined();
         continue;
       }
-      const schema = op.requestBody?.content?.['application/json']?.schema;
+      const schema = deref(op.requestBody?.content?.['application/json']?.schema);
       expect(schema, `${method} ${path} has no request body schema`).toBeDefined();
       expect(schema.type).toBe('object');
       expect(Object.keys(schema.properties ?? {}).length, `${method} ${path}`).toBeGreaterThan(0);
@@ -243,13 +246,39 @@ describe('GET /openapi.json', () => {
     }
   });
 
-  it('states the secret key on the Server API and the admin token on the admin plane', () => {
-    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['adminToken', 'secretKey']);
+  it('states each plane\'s credentials: secret key, admin token, session cookie or token, or none on the public client routes', () => {
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['adminToken', 'secretKey', 'sessionCookie', 'sessionToken']);
+    const security = (method: string, path: string) => doc.paths[path][method.toLowerCase()].security;
     for (const [method, path] of served()) {
-      const { security } = doc.paths[path][method.toLowerCase()];
-      if (path.startsWith('/api/server/v1/')) expect(security, `${method} ${path}`).toEqual([{ secretKey: [] }]);
-      if (path.startsWith('/api/admin/v1/')) expect(security, `${method} ${path}`).toEqual([{ adminToken: [] }]);
+      if (path.startsWith('/api/server/v1/')) expect(security(method, path), `${method} ${path}`).toEqual([{ secretKey: [] }]);
+      if (path.startsWith('/api/admin/v1/')) expect(security(method, path), `${method} ${path}`).toEqual([{ adminToken: [] }]);
     }
+    expect(security('GET', '/_svc/me')).toEqual([{ sessionCookie: [] }, { sessionToken: [] }]);
+    expect(security('POST', '/_svc/auth/sign-out')).toEqual([{ sessionCookie: [] }, { sessionToken: [] }]);
+    expect(security('POST', '/_svc/auth/sign-in')).toEqual([]);
+    expect(security('GET', '/_svc/.well-known/jwks.json')).toEqual([]);
+  });
+
+  it('names every operation with a unique camelCase operationId', () => {
+    const ids = served().map(([method, path]) => doc.paths[path][method.toLowerCase()].operationId);
+    for (const id of ids) expect(id).toMatch(/^[a-z][a-zA-Z]+$/);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(doc.paths['/api/server/v1/users/{userId}'].get.operationId).toBe('getUser');
+    expect(doc.paths['/_svc/auth/sign-in'].post.operationId).toBe('signIn');
+  });
+
+  it('names the shapes clients work with as component schemas, referenced where they are used', () => {
+    for (const name of ['User', 'ClientUser', 'Problem', 'Invitation', 'Organization', 'AuditEvent', 'Identity', 'OAuthProvider']) {
+      expect(doc.components.schemas[name], name).toMatchObject({ title: name });
+    }
+    expect(doc.paths['/api/server/v1/users/{userId}'].get.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/User' });
+  });
+
+  it('says which server, which version and which tags', () => {
+    expect(doc.servers).toEqual([{ url: 'http://localhost:3000', description: expect.any(String) }]);
+    expect(doc.info.version).toBe(PACKAGE_VERSION);
+    const declared = new Set(doc.tags.map((tag: { name: string }) => tag.name));
+    for (const [method, path] of served()) for (const tag of doc.paths[path][method.toLowerCase()].tags) expect(declared, tag).toContain(tag);
   });
 });
 

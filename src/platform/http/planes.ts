@@ -52,6 +52,22 @@ function bearerToken(request: FastifyRequest): string | undefined {
   return match?.[1];
 }
 
+/**
+ * The OpenAPI security each plane states on its operations, by the names of the document's security
+ * schemes; an empty list says "no credentials". Set by each plane as its routes register, so a route can
+ * never be documented under another plane's scheme.
+ */
+export const PLANE_SECURITY = {
+  server: [{ secretKey: [] }],
+  admin: [{ adminToken: [] }],
+  clientPublic: [],
+  clientSession: [{ sessionCookie: [] }, { sessionToken: [] }],
+} as const;
+
+function documentSecurity(app: FastifyInstance, security: readonly object[]) {
+  app.addHook('onRoute', (route) => { route.schema = { ...route.schema, security } as typeof route.schema; });
+}
+
 export interface SecretKeyAuthenticator {
   (secretKey: string): Promise<{ environmentId: string; keyId: string } | undefined>;
 }
@@ -59,6 +75,7 @@ export interface SecretKeyAuthenticator {
 /** The Server API: every request carries the environment's secret key as a bearer token. */
 export function serverPlane(authenticate: SecretKeyAuthenticator, routes: FastifyPluginAsync[]): FastifyPluginAsync {
   return async (app) => {
+    documentSecurity(app, PLANE_SECURITY.server);
     app.addHook('onRequest', async (request) => {
       const token = bearerToken(request);
       if (!token) throw unauthenticated('Send the secret key as "Authorization: Bearer <secret key>".');
@@ -97,6 +114,7 @@ export const adminCaller = (request: FastifyRequest): Caller => systemCaller('ad
 /** The admin plane: only when GATEHOUSE_ADMIN_TOKEN is set, with that token as bearer. */
 export function adminPlane(adminToken: string, compare: (a: string, b: string) => boolean, routes: FastifyPluginAsync[]): FastifyPluginAsync {
   return async (app) => {
+    documentSecurity(app, PLANE_SECURITY.admin);
     app.addHook('onRequest', async (request) => {
       const token = bearerToken(request);
       if (!token || !compare(token, adminToken)) throw unauthenticated('Send the admin token as "Authorization: Bearer <GATEHOUSE_ADMIN_TOKEN>".');
@@ -127,6 +145,7 @@ function allowedOriginsOf(env: ClientEnvironment): Set<string> {
  */
 export function clientPlane(deps: ClientPlaneDeps): FastifyPluginAsync {
   return async (app) => {
+    documentSecurity(app, PLANE_SECURITY.clientPublic);
     app.addHook('onRequest', async (request) => {
       const host = request.headers.host ?? '';
       const env = await deps.resolveEnvironment(host);
@@ -152,6 +171,7 @@ export function clientPlane(deps: ClientPlaneDeps): FastifyPluginAsync {
     });
     for (const plugin of deps.publicRoutes) await app.register(plugin);
     await app.register(async (signedIn) => {
+      documentSecurity(signedIn, PLANE_SECURITY.clientSession);
       signedIn.addHook('onRequest', async (request) => {
         const bearer = bearerToken(request);
         const cookie = bearer ? undefined : request.cookies[SESSION_COOKIE];

@@ -1,0 +1,4 @@
+export { createServerClient, type ServerClient, type ServerClientOptions } from './server.js';
+export { createClientPlane, type ClientPlane, type ClientPlaneOptions } from './client-plane.js';
+export { GatehouseError, type FieldError } from './errors.js';
+export type { CallOptions, Input, Output, components } from './types.js';

@@ -1,0 +1,35 @@
+import { createTransport, planeMethods, type TransportOptions } from './transport.js';
+import type { operations } from './generated/schema.js';
+import type { CallOptions, Input, Output, PlaneMethods } from './types.js';
+
+export interface ServerClientOptions extends Omit<TransportOptions, 'headers' | 'credentials'> {
+  /** The environment's secret key (sk_...). Keep it on your backend. */
+  secretKey: string;
+}
+
+/** The list operations that page with `cursor`, `nextCursor` and `hasMore`. */
+type Paginated = { [K in keyof operations]: Output<K> extends { items: unknown[]; nextCursor: string | null; hasMore: boolean }
+  ? 'cursor' extends keyof Input<K> ? K : never : never }[keyof operations];
+type ItemOf<K extends Paginated> = Output<K> extends { items: (infer T)[] } ? T : never;
+
+/**
+ * The Server API: one method per operation (`createUser`, `getUser`, `listUsers`, `appendAuditEvent`, ...),
+ * each taking one object of its path parameters, query and body fields. `paginate` walks every page of a list.
+ */
+export function createServerClient(options: ServerClientOptions) {
+  const call = createTransport({ ...options, headers: () => ({ authorization: `Bearer ${options.secretKey}` }) });
+  const methods = planeMethods(call, 'server') as unknown as PlaneMethods<'server'>;
+  return {
+    ...methods,
+    /** Every item of a cursor-paginated list, page after page (`for await (const user of gh.paginate('listUsers'))`). */
+    async *paginate<K extends Paginated & keyof PlaneMethods<'server'>>(operation: K, input?: Omit<Input<K>, 'cursor'>, options?: CallOptions): AsyncGenerator<ItemOf<K>> {
+      let cursor: string | undefined;
+      do {
+        const page = await call(operation, { ...input, ...(cursor && { cursor }) }, options) as { items: ItemOf<K>[]; nextCursor: string | null; hasMore: boolean };
+        yield* page.items;
+        cursor = page.hasMore && page.nextCursor ? page.nextCursor : undefined;
+      } while (cursor);
+    },
+  };
+}
+export type ServerClient = ReturnType<typeof createServerClient>;

@@ -1,0 +1,20 @@
+/** The OpenAPI document's tags, one per domain and plane, in the order the reference page shows them. */
+export const API_TAGS = [
+  { name: 'Users', description: 'Server API: users, their metadata, bans, deletion, sessions and external identities.' },
+  { name: 'Sessions', description: 'Server API: verify a session token by a call.' },
+  { name: 'Invitations', description: 'Server API: invitations to sign up to the environment.' },
+  { name: 'Organizations', description: 'Server API: organizations, members and roles.' },
+  { name: 'Impersonation', description: 'Server API: impersonation tokens and their ledger.' },
+  { name: 'Audit events', description: 'Server API: append, search and poll audit events.' },
+  { name: 'Allowed origins', description: "Server API: the origins the environment's apps run on." },
+  { name: 'Client: authentication', description: 'Client plane: sign-up, email verification, sign-in, password reset, sign-out.' },
+  { name: 'Client: external sign-in', description: 'Client plane: sign in with Google, GitHub, Microsoft or any OpenID Connect provider; identities.' },
+  { name: 'Client: current user', description: 'Client plane: the signed-in user.' },
+  { name: 'Client: sessions', description: "Client plane: the signed-in user's sessions and session JWTs." },
+  { name: 'Client: session tokens', description: 'Client plane: the JWKS and OpenID discovery a verifier reads.' },
+  { name: 'Client: organizations', description: "Client plane: the signed-in user's organizations." },
+  { name: 'Admin', description: 'Admin API: environments, secret keys, the mail outbox.' },
+  { name: 'Admin: OAuth providers', description: "Admin API: an environment's external sign-in providers." },
+  { name: 'Admin: signing keys', description: "Admin API: an environment's session-JWT signing keys." },
+  { name: 'Admin: role sets', description: 'Admin API: organization role sets.' },
+];
