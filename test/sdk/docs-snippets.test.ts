@@ -1,0 +1,51 @@
+import { execFile } from 'node:child_process';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { freePort } from '../helpers/processes.js';
+
+const run = promisify(execFile);
+const ROOT = new URL('../../', import.meta.url);
+// Inside the repository, so the snippets' imports (@gatehouse/sdk, express) resolve as an adopter's would.
+const SNIPPETS_DIR = new URL('node_modules/.cache/gatehouse-doc-snippets/', ROOT);
+
+/** The `<!-- snippet: name -->` TypeScript blocks of docs/sdk.md, in order. */
+async function snippets(): Promise<[string, string][]> {
+  const doc = await readFile(new URL('docs/sdk.md', ROOT), 'utf8');
+  return [...doc.matchAll(/<!-- snippet: ([\w-]+) -->\n```ts\n([\s\S]*?)```/g)].map((m) => [m[1], m[2]]);
+}
+
+describe('docs/sdk.md', () => {
+  let t: TestApp;
+  let env: Record<string, string>;
+  beforeAll(async () => {
+    t = await startTestApp();
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (t.app.server.address() as AddressInfo).port;
+    const created = (await t.admin.post('/environments', { name: 'docs', frontendHost: `localhost:${port}` })).json();
+    env = { GATEHOUSE_URL: `http://127.0.0.1:${port}`, GATEHOUSE_SECRET_KEY: created.secretKey, GATEHOUSE_FRONTEND_URL: `http://localhost:${port}`, PORT: String(await freePort()) };
+    await mkdir(SNIPPETS_DIR, { recursive: true });
+  });
+  afterAll(() => t?.close());
+
+  it('has the five-minute path and the client sections as runnable snippets', async () => {
+    expect((await snippets()).map(([name]) => name)).toEqual(['create-user', 'sign-in', 'express', 'online', 'errors-and-pages']);
+  });
+
+  it('runs every snippet, in order, against a real Gatehouse', async () => {
+    const outputs: Record<string, string> = {};
+    for (const [name, code] of await snippets()) {
+      const file = new URL(`${name}.mts`, SNIPPETS_DIR);
+      await writeFile(file, code);
+      const { stdout } = await run(process.execPath, ['--import', 'tsx', file.pathname], { cwd: ROOT, env: { ...process.env, ...env }, timeout: 30_000 });
+      outputs[name] = stdout.trim();
+    }
+    expect(outputs['create-user']).toMatch(/^[0-9a-f-]{36} ada@example\.com$/);
+    expect(outputs['sign-in']).toBe('ada@example.com 3');
+    expect(outputs.express).toBe('listening');
+    expect(outputs.online).toBe('null');
+    expect(outputs['errors-and-pages']).toBe('already there: 409\nusers with an email: 1');
+  }, 120_000);
+});
