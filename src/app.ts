@@ -161,6 +161,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: DOCS_CSP, theme: { title: `Gatehouse ${PACKAGE_VERSION}: API reference` } });
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
+  // The root points a newcomer somewhere useful: a browser to the reference page, anything else to a map.
+  app.get('/', { schema: { hide: true } }, async (request, reply) => {
+    if (request.headers.accept?.includes('text/html')) return reply.redirect('/docs', 302);
+    return {
+      name: 'Gatehouse', version: PACKAGE_VERSION, reference: '/docs', openapi: '/openapi.json',
+      serverApi: '/api/server/v1', adminApi: '/api/admin/v1', clientPlane: "/_svc on each environment's frontend host", health: '/healthz',
+    };
+  });
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (request) => {
     try {

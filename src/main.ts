@@ -59,7 +59,8 @@ async function main() {
   // stdout carries only JSON log lines (for a log shipper); the human banner goes to stderr.
   app.log.info({ storage: embedded ? 'embedded' : 'postgresql', ...(embedded && { dataDir: config.dataDir }) }, 'Gatehouse ready');
   const storage = embedded ? `embedded PGlite in ${config.dataDir}` : 'PostgreSQL (DATABASE_URL)';
-  process.stderr.write(`Gatehouse listening on http://${config.host}:${config.port} with ${storage}. API reference: /docs\n`);
+  const admin = config.adminToken ? 'on (GATEHOUSE_ADMIN_TOKEN)' : 'off; set GATEHOUSE_ADMIN_TOKEN to manage environments, keys and mail over HTTP';
+  process.stderr.write(`Gatehouse listening on http://${config.host}:${config.port} with ${storage}. API reference: /docs. Admin API (/api/admin/v1): ${admin}\n`);
 }
 
 /** How long in-flight requests get to finish after SIGTERM before their connections are cut. */
@@ -109,8 +110,11 @@ function firstEnvironmentBanner(env: CreatedEnvironment, port: number, showKey: 
       `  secret key:      ${env.secretKey}`,
       `  frontend host:   ${env.frontendHost}`,
       '',
-      `Try it:  curl -H "Authorization: Bearer ${env.secretKey}" -H 'content-type: application/json' \\`,
-      `           -d '{"email":"ada@example.com"}' http://localhost:${port}/api/server/v1/users`,
+      'Try it: create a user with the Server API, then sign them in on the client plane (the frontend host):',
+      `  curl -H "Authorization: Bearer ${env.secretKey}" -H 'content-type: application/json' \\`,
+      `       -d '{"email":"ada@example.com","password":"a long passphrase"}' http://localhost:${port}/api/server/v1/users`,
+      `  curl -H 'content-type: application/json' -d '{"email":"ada@example.com","password":"a long passphrase"}' \\`,
+      `       'http://${env.frontendHost}/_svc/auth/sign-in?_is_native=true'`,
     ] : [
       'Created the first environment, "development":',
       `  environment id:  ${env.id}`,

@@ -11,6 +11,20 @@ afterAll(() => t.close());
 
 const get = (url: string) => t.app.inject({ method: 'GET', url });
 
+describe('GET /', () => {
+  it('sends a browser to the API reference', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/', headers: { accept: 'text/html,application/xhtml+xml' } });
+    expect(res.statusCode).toBe(302);
+    expect(res.headers.location).toBe('/docs');
+  });
+
+  it('answers anything else with a map of the service and its version', async () => {
+    const res = await get('/');
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ name: 'Gatehouse', version: PACKAGE_VERSION, reference: '/docs', openapi: '/openapi.json', serverApi: '/api/server/v1' });
+  });
+});
+
 describe('health', () => {
   it('answers /healthz with 200 while the process is up', async () => {
     const res = await get('/healthz');

@@ -1,7 +1,9 @@
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { httpRequest, spawnServer, type ServerProcess } from '../helpers/processes.js';
@@ -56,6 +58,20 @@ describe('what the server process writes (src/main.ts)', () => {
     // The signing keys' encryption key is generated once into the data directory, owner-only, and said so.
     expect(server.stderr()).toContain(`Generated the encryption key of the embedded database's secrets (signing keys) in ${join(dataDir, 'encryption.key')} (mode 0600)`);
     expect((await stat(join(dataDir, 'encryption.key'))).mode & 0o777).toBe(0o600);
+    expect(server.stderr()).toContain('Admin API (/api/admin/v1): off; set GATEHOUSE_ADMIN_TOKEN');
+  }, SLOW);
+
+  it('prints commands that work as pasted: create a user, then sign them in on the frontend host', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'gatehouse-output-'));
+    cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+    server = await spawnServer({ env: { GATEHOUSE_DATA_DIR: dataDir } });
+    const banner = server.stderr();
+    const commands = banner.slice(banner.indexOf('Try it')).split('\n').slice(1, 5).join('\n').split(/(?<=[^\\])\n(?=  curl)/);
+    expect(commands).toHaveLength(2);
+    // The banner names localhost:<port>; the test server listens on 127.0.0.1 at the same port.
+    const run = (command: string) => promisify(execFile)('bash', ['-c', command.replace(`http://localhost:${server!.port}`, `http://127.0.0.1:${server!.port}`)]);
+    expect(JSON.parse((await run(commands[0]!)).stdout)).toMatchObject({ email: 'ada@example.com' });
+    expect(JSON.parse((await run(commands[1]!)).stdout)).toMatchObject({ user: { email: 'ada@example.com' }, sessionToken: expect.stringMatching(/^sess_/) });
   }, SLOW);
 
   it.runIf(testDatabaseUrl)('never shows the first secret key with DATABASE_URL off a terminal, and says how to issue one', async () => {
