@@ -66,7 +66,7 @@ describe('what the server process writes (src/main.ts)', () => {
     cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
     server = await spawnServer({ env: { GATEHOUSE_DATA_DIR: dataDir } });
     const banner = server.stderr();
-    const commands = banner.slice(banner.indexOf('Try it')).split('\n').slice(1, 5).join('\n').split(/(?<=[^\\])\n(?=  curl)/);
+    const commands = banner.slice(banner.indexOf('Try it')).split('\n').slice(1, 5).join('\n').split(/(?<=[^\\])\n(?= {2}curl)/);
     expect(commands).toHaveLength(2);
     // The banner names localhost:<port>; the test server listens on 127.0.0.1 at the same port.
     const run = (command: string) => promisify(execFile)('bash', ['-c', command.replace(`http://localhost:${server!.port}`, `http://127.0.0.1:${server!.port}`)]);
