@@ -141,7 +141,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         description: 'Self-hostable identity service. The Server API (`/api/server/v1`, secret key) is for your backend; the client plane '
           + "(`/_svc`, served on each environment's frontend host) for your apps; the admin API (`/api/admin/v1`, GATEHOUSE_ADMIN_TOKEN) for operators.",
       },
-      servers: [{ url: 'http://localhost:3000', description: "A local Gatehouse (npm start). The client plane answers on the environment's frontend host, e.g. http://development.localhost:3000." }],
+      servers: [{ url: 'http://localhost:3000', description: "A local Gatehouse (npm start). The client plane answers on each environment's frontend host (the development environment's is http://localhost:3000)." }],
       tags: API_TAGS,
       components: { securitySchemes: {
         secretKey: { type: 'http', scheme: 'bearer', description: 'The environment secret key (sk_...).' },

@@ -44,6 +44,13 @@ const normalizeFrontendHost = (host: string) => host.toLowerCase().replace(/:(80
 const toPublic = ({ id, name, frontendHost, settings, createdAt }: EnvironmentRecord): Environment =>
   ({ id, name, frontendHost, settings, createdAt });
 
+/**
+ * The first environment serves the client plane on `localhost:<port>`, the same site as an app's dev server
+ * on another localhost port (SameSite cookies travel between them, `<name>.localhost` would be another
+ * site), and allows Vite's default dev origin, so a single-page app signs in with the cookie out of the box.
+ */
+const DEVELOPMENT_ORIGINS = ['http://localhost:5173'];
+
 export function createEnvironmentsService({ db, clock, defaultFrontendPort, notifications = localNotifications, onCreate }: EnvironmentsDeps) {
   const environments = createEnvironmentsStore(db);
   const keys = createSecretKeysStore(db);
@@ -87,12 +94,12 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
   }
 
   /** The environment and its first key (and that key's audit event) land together or not at all. */
-  async function createIn(trx: Db, body: CreateEnvironmentBody, by: Caller): Promise<CreatedEnvironment> {
+  async function createIn(trx: Db, body: CreateEnvironmentBody, by: Caller, allowedOrigins?: string[]): Promise<CreatedEnvironment> {
     const overrides = validatedOverrides({}, body.settings);
     const store = createEnvironmentsStore(trx);
     const frontendHost = body.frontendHost && normalizeFrontendHost(body.frontendHost);
     const env = frontendHost
-      ? await store.insert({ name: body.name, frontendHost, overrides }, clock.now())
+      ? await store.insert({ name: body.name, frontendHost, overrides, allowedOrigins }, clock.now())
       : await insertWithDefaultHost(store, body.name, overrides);
     if (!env) throw frontendHostTaken(frontendHost!);
     await onCreate?.(trx, env.id, clock.now());
@@ -107,7 +114,8 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
      * that start together on an empty database take turns under an advisory lock, so exactly one creates it.
      */
     createFirst: (by: Caller) => transactionWithLock(db, FIRST_ENVIRONMENT_LOCK, async (trx) =>
-      (await createEnvironmentsStore(trx).count()) > 0 ? undefined : createIn(trx, { name: 'development' }, by)),
+      (await createEnvironmentsStore(trx).count()) > 0 ? undefined
+        : createIn(trx, { name: 'development', frontendHost: `localhost:${defaultFrontendPort}` }, by, DEVELOPMENT_ORIGINS)),
     async get(id: string): Promise<Environment> {
       const env = await environments.find(id);
       if (!env) throw environmentNotFound();

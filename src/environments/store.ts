@@ -14,10 +14,10 @@ export interface EnvironmentRecord {
 export function createEnvironmentsStore(db: Db) {
   return {
         /** Undefined when the frontend host is taken (no error, so it also works inside a transaction). */
-    insert: (values: { name: string; frontendHost: string; overrides: JsonObject }, now: Date) =>
+    insert: (values: { name: string; frontendHost: string; overrides: JsonObject; allowedOrigins?: string[] }, now: Date) =>
       db.insertInto('environments').values({
         id: uuidv7(), name: values.name, frontend_host: values.frontendHost.toLowerCase(),
-        settings: jsonb(values.overrides), allowed_origins: [], created_at: now, updated_at: now,
+        settings: jsonb(values.overrides), allowed_origins: values.allowedOrigins ?? [], created_at: now, updated_at: now,
       }).onConflict((oc) => oc.expression(sql`lower(frontend_host)`).doNothing())
         .returningAll().executeTakeFirst().then((row) => row && toEnvironment(row)),
     find: (id: string) =>

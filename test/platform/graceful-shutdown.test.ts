@@ -45,7 +45,7 @@ describe('the server process (src/main.ts)', () => {
     const printed = printedEnvironment(first.stderr());
     expect(first.stderr()).toContain('Created the first environment, "development"');
     expect(printed.secretKey).toMatch(/^sk_[A-Za-z0-9_-]{43,}$/);
-    expect(printed.frontendHost).toBe(`development.localhost:${first.port}`);
+    expect(printed.frontendHost).toBe(`localhost:${first.port}`);
     expect((await listUsers(first, printed.secretKey!)).status).toBe(200);
     expect(await first.stop()).toEqual({ code: 0, signal: null });
 

@@ -5,7 +5,7 @@
 import { createClientPlane, createServerClient } from '@gatehouse/sdk';
 
 const gatehouse = createServerClient({ baseUrl: 'http://localhost:3000', secretKey: 'sk_test' });
-const app = createClientPlane({ frontendUrl: 'http://development.localhost:3000' });
+const app = createClientPlane({ frontendUrl: 'http://localhost:3000' });
 
 export async function wrongNamesDoNotCompile() {
   // @ts-expect-error `emial` is not a field of createUser.
