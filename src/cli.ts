@@ -12,7 +12,8 @@ import { createSealer, resolveEncryptionKey } from './platform/crypto/encryption
 import { createFirstSigningKey, createSessionTokensService } from './session-tokens/service.js';
 import { createSessionsService } from './sessions/service.js';
 import { openDatabase, type Database } from './platform/db/database.js';
-import { lockDataDir } from './platform/db/data-dir-lock.js';
+import { dataDirHolder, lockDataDir } from './platform/db/data-dir-lock.js';
+import { findLocalServer, type LocalServer } from './platform/local-admin.js';
 import { migrate } from './platform/db/migrate.js';
 import { createOutboxStore } from './platform/mail/outbox-store.js';
 import { ProblemError } from './platform/http/problem.js';
@@ -38,8 +39,9 @@ const USAGE = `Usage: gatehouse <command>
   migrate                                         apply pending database migrations
 
 Storage comes from the same variables as the server: DATABASE_URL, else the embedded database in
-GATEHOUSE_DATA_DIR (default ./data); signing-keys and oauth-providers commands also GATEHOUSE_ENCRYPTION_KEY (required with DATABASE_URL). The embedded database serves one process at a time: stop the
-server before using the CLI on it, or use the admin API (GATEHOUSE_ADMIN_TOKEN) while it runs.`;
+GATEHOUSE_DATA_DIR (default ./data); signing-keys and oauth-providers commands also GATEHOUSE_ENCRYPTION_KEY (required with DATABASE_URL). The embedded database serves one process at a time:
+while a server runs on it, the CLI acts through that server's admin API, with the token the server keeps
+in the data directory.`;
 
 class UsageError extends Error {}
 
@@ -109,6 +111,48 @@ function providerBody(text: string | undefined) {
 // Role-set commands never read users.
 const unavailable = (): never => { throw new Error('users are not read by this command'); };
 
+/** A command of the CLI as a call of the running server's admin API, and how to print its answer. */
+function adminCall(command: string, rest: string[], values: { name?: string; 'frontend-host'?: string; to?: string; roles?: string }) {
+  const need = (n: number, what: string) => { if (rest.length < n || rest.slice(0, n).some((r) => !r)) throw new UsageError(`${command} needs ${what}.`); };
+  const env = `/environments/${rest[0]}`;
+  switch (command) {
+    case 'env create':
+      if (!values.name) throw new UsageError('env create needs --name NAME.');
+      return { method: 'POST', path: '/environments', body: { name: values.name, frontendHost: values['frontend-host'] } };
+    case 'env list': return { method: 'GET', path: '/environments', items: true };
+    case 'env settings': need(1, 'ID and JSON'); return { method: 'PATCH', path: env, body: { settings: parseJson(rest[1], 'settings JSON') } };
+    case 'keys create': need(1, 'ENV_ID'); return { method: 'POST', path: `${env}/secret-keys` };
+    case 'keys revoke': need(1, 'KEY_ID'); return { method: 'DELETE', path: `/secret-keys/${rest[0]}`, done: `Revoked key ${rest[0]}.` };
+    case 'outbox': need(1, 'ENV_ID'); return { method: 'GET', path: `${env}/outbox${values.to ? `?to=${encodeURIComponent(values.to)}` : ''}`, items: true };
+    case 'role-sets create':
+      need(1, 'ENV_ID, --name NAME and --roles key:Name,...');
+      if (!values.name || !values.roles) throw new UsageError('role-sets create needs ENV_ID, --name NAME and --roles key:Name,...');
+      return { method: 'POST', path: `${env}/role-sets`, body: { name: values.name, roles: parseRoles(values.roles) } };
+    case 'role-sets list': need(1, 'ENV_ID'); return { method: 'GET', path: `${env}/role-sets` };
+    case 'signing-keys list': need(1, 'ENV_ID'); return { method: 'GET', path: `${env}/signing-keys` };
+    case 'signing-keys rotate': need(1, 'ENV_ID'); return { method: 'POST', path: `${env}/signing-keys/rotate` };
+    case 'signing-keys revoke': need(2, 'ENV_ID and KEY_ID'); return { method: 'DELETE', path: `${env}/signing-keys/${rest[1]}` };
+    case 'oauth-providers list': need(1, 'ENV_ID'); return { method: 'GET', path: `${env}/oauth-providers` };
+    case 'oauth-providers set': need(2, 'ENV_ID and PROVIDER_ID'); return { method: 'PUT', path: `${env}/oauth-providers/${rest[1]}`, body: providerBody(rest[2]) };
+    case 'oauth-providers delete': need(2, 'ENV_ID and PROVIDER_ID'); return { method: 'DELETE', path: `${env}/oauth-providers/${rest[1]}`, done: `Deleted provider ${rest[1]}.` };
+    default: return undefined; // migrate: the running server migrated the database when it started
+  }
+}
+
+/** Runs the command through the server that holds the embedded database, as its admin API. */
+async function runThroughServer(server: LocalServer, command: string, rest: string[], values: Parameters<typeof adminCall>[2]) {
+  const call = adminCall(command, rest, values);
+  if (!call) return console.error('The running server keeps the database up to date.');
+  const res = await fetch(`${server.url}/api/admin/v1${call.path}`, {
+    method: call.method, headers: { authorization: `Bearer ${server.token}`, ...(call.body && { 'content-type': 'application/json' }) },
+    ...(call.body && { body: JSON.stringify(call.body) }),
+  }).catch((err: unknown) => { throw new Error(`The server of this data directory (pid ${server.pid}, ${server.url}) did not answer: ${(err as Error).message}`); });
+  const answer = res.status === 204 ? undefined : await res.json() as { items?: unknown; detail?: string; properties?: { errors?: unknown } };
+  if (!res.ok) throw new ProblemError(res.status, 'admin_api', answer?.detail ?? `HTTP ${res.status}`, answer?.properties?.errors ? { errors: answer.properties.errors as never } : {});
+  if (call.done) return console.error(call.done);
+  return print(call.items ? answer?.items : answer);
+}
+
 async function run(argv: string[]) {
   const { positionals, values } = parseArgs({
     args: argv, allowPositionals: true, strict: true,
@@ -119,6 +163,10 @@ async function run(argv: string[]) {
   const config = loadConfig();
   const command = group === 'migrate' || group === 'outbox' ? group : `${group} ${action ?? ''}`.trim();
   if (!COMMANDS.has(command)) throw new UsageError(`Unknown command "${positionals.join(' ')}".`);
+
+  // The embedded database is held by a running server: act through it.
+  const server = config.databaseUrl ? undefined : findLocalServer(config.dataDir);
+  if (server && dataDirHolder(config.dataDir) === server.pid) return runThroughServer(server, command, group === 'outbox' ? [action ?? '', ...rest] : rest, values);
 
   await withDatabase(config, async ({ db }) => {
     const environments = createEnvironmentsService({ db, clock: systemClock, defaultFrontendPort: config.port, onCreate: firstSigningKey(config, command) });

@@ -12,6 +12,8 @@ import { DataDirLockedError, lockDataDir } from './platform/db/data-dir-lock.js'
 import { migrate } from './platform/db/migrate.js';
 import { serveMetrics } from './platform/http/metrics-server.js';
 import { createMetrics } from './platform/metrics.js';
+import { announceLocalServer, localAdminToken } from './platform/local-admin.js';
+import { join } from 'node:path';
 
 /** The encryption key, and at the first start of the embedded database where it was generated. */
 function encryptionKeyOf(config: Config): Buffer {
@@ -31,10 +33,12 @@ async function main() {
   const database = await openDatabase(config.databaseUrl ? { url: config.databaseUrl } : { dataDir: config.dataDir });
   await migrate(database.db);
   const encryptionKey = encryptionKeyOf(config);
+  // On the embedded database, a developer's machine: the admin API is on with a token kept in the data directory.
+  const adminToken = config.adminToken ?? (embedded ? localAdminToken(config.dataDir) : undefined);
 
   const metrics = createMetrics();
   const app = await buildApp({
-    db: database.db, notifications: database.notifications, clock: systemClock, publicPort: config.port, adminToken: config.adminToken, smtpUrl: config.smtpUrl,
+    db: database.db, notifications: database.notifications, clock: systemClock, publicPort: config.port, adminToken, smtpUrl: config.smtpUrl,
     mailFrom: config.mailFrom, trustedProxies: config.trustedProxies, logLevel: config.logLevel,
     metrics, poolStats: database.poolStats,
     metricsExposure: config.metricsPort ? { on: 'own_port' } : { on: 'app', token: config.metricsToken }, encryptionKey,
@@ -43,6 +47,7 @@ async function main() {
   await bootstrapFirstEnvironment(database.db, app.log, { port: config.port, showKey: embedded || process.stderr.isTTY === true, encryptionKey });
   const metricsServer = config.metricsPort ? await serveMetrics(metrics, { port: config.metricsPort, host: config.host, token: config.metricsToken }) : undefined;
   let closing = false;
+  let announced: { forget(): void } | undefined;
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
@@ -50,16 +55,20 @@ async function main() {
     await drain(app);
     await metricsServer?.close();
     await database.close();
+    announced?.forget();
     unlockDataDir();
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
   await app.listen({ port: config.port, host: config.host });
+  if (embedded) announced = announceLocalServer(config.dataDir, `http://${config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host}:${config.port}`);
   // stdout carries only JSON log lines (for a log shipper); the human banner goes to stderr.
   app.log.info({ storage: embedded ? 'embedded' : 'postgresql', ...(embedded && { dataDir: config.dataDir }) }, 'Gatehouse ready');
   const storage = embedded ? `embedded PGlite in ${config.dataDir}` : 'PostgreSQL (DATABASE_URL)';
-  const admin = config.adminToken ? 'on (GATEHOUSE_ADMIN_TOKEN)' : 'off; set GATEHOUSE_ADMIN_TOKEN to manage environments, keys and mail over HTTP';
+  const admin = config.adminToken ? 'on (GATEHOUSE_ADMIN_TOKEN)'
+    : embedded ? `on, with the token in ${join(config.dataDir, 'admin.token')} (the CLI uses it while the server runs: npx gatehouse outbox <envId>)`
+      : 'off; set GATEHOUSE_ADMIN_TOKEN to manage environments, keys and mail over HTTP';
   process.stderr.write(`Gatehouse listening on http://${config.host}:${config.port} with ${storage}. API reference: /docs. Admin API (/api/admin/v1): ${admin}\n`);
 }
 

@@ -1,9 +1,11 @@
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { httpRequest, spawnServer } from '../helpers/processes.js';
 
 const run = promisify(execFile);
 
@@ -141,6 +143,36 @@ describe('the gatehouse operator CLI', () => {
     expect(res.stderr).toContain('Unknown command "env explode"');
     expect(res.stderr).toContain('Usage: gatehouse <command>');
   });
+
+  it('acts through the running server on its embedded database: reads the development mail, lists and creates environments', async () => {
+    const liveDir = await mkdtemp(join(tmpdir(), 'gatehouse-live-'));
+    const server = await spawnServer({ env: { GATEHOUSE_DATA_DIR: liveDir } });
+    try {
+      expect(server.stderr()).toContain(`Admin API (/api/admin/v1): on, with the token in ${join(liveDir, 'admin.token')}`);
+      expect((await stat(join(liveDir, 'admin.token'))).mode & 0o777).toBe(0o600);
+      const signUp = await httpRequest(server.port, { method: 'POST', path: '/_svc/auth/sign-up', host: `localhost:${server.port}`, body: { email: 'new@example.com', password: 'correct horse battery staple' } });
+      expect(signUp.status).toBe(201);
+      const live = gatehouse.withEnv({ GATEHOUSE_DATA_DIR: liveDir });
+      const envs = await live('env', 'list');
+      expect(envs.code, envs.stderr).toBe(0);
+      const [development] = JSON.parse(envs.stdout);
+      expect(development).toMatchObject({ name: 'development', frontendHost: `localhost:${server.port}` });
+      const outbox = await live('outbox', development.id, '--to', 'new@example.com');
+      expect(outbox.code, outbox.stderr).toBe(0);
+      expect(JSON.parse(outbox.stdout)[0].text).toMatch(/\b\d{6}\b/);
+      const created = await live('env', 'create', '--name', 'staging');
+      expect(JSON.parse(created.stdout)).toMatchObject({ name: 'staging', secretKey: expect.stringMatching(/^sk_/) });
+      const missing = await live('keys', 'revoke', '01900000-0000-7000-8000-000000000000');
+      expect(missing.code).toBe(1);
+      await server.stop();
+      // A stopped server no longer announces itself: the CLI opens the database again.
+      expect(existsSync(join(liveDir, 'server.json'))).toBe(false);
+      expect((await live('env', 'list')).code).toBe(0);
+    } finally {
+      await server.stop();
+      await rm(liveDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it('refuses to open an embedded data directory that a live process holds', async () => {
     await writeFile(join(dataDir, 'gatehouse.pid'), String(process.pid));

@@ -58,7 +58,7 @@ describe('what the server process writes (src/main.ts)', () => {
     // The signing keys' encryption key is generated once into the data directory, owner-only, and said so.
     expect(server.stderr()).toContain(`Generated the encryption key of the embedded database's secrets (signing keys) in ${join(dataDir, 'encryption.key')} (mode 0600)`);
     expect((await stat(join(dataDir, 'encryption.key'))).mode & 0o777).toBe(0o600);
-    expect(server.stderr()).toContain('Admin API (/api/admin/v1): off; set GATEHOUSE_ADMIN_TOKEN');
+    expect(server.stderr()).toContain(`Admin API (/api/admin/v1): on, with the token in ${join(dataDir, 'admin.token')}`);
   }, SLOW);
 
   it('prints commands that work as pasted: create a user, then sign them in on the frontend host', async () => {
