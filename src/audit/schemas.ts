@@ -85,7 +85,7 @@ export const AuditEvent = Type.Object({
   metadata: JsonObject,
   schemaVersion: Type.Integer(),
   correlationId: Nullable(Uuid),
-}, { title: 'AuditEvent' });
+}, { title: 'AuditEvent', description: 'An audit event as stored, with its place (`sequence`) in the environment\'s trail.' });
 export type AuditEvent = Static<typeof AuditEvent>;
 
 export const AuditEventParams = Type.Object({ eventId: Uuid }, { additionalProperties: false });
@@ -117,7 +117,7 @@ export const AuditEventFeed = Type.Object({
   items: Type.Array(AuditEvent, { description: 'In sequence order.' }),
   nextAfterSequence: Type.Integer({ description: 'Pass as afterSequence next time: the last item\'s sequence, or the given one when there is none.' }),
   hasMore: Type.Boolean({ description: 'More events are there right now; ask again at once.' }),
-}, { title: 'AuditEventFeed' });
+}, { title: 'AuditEventFeed', description: 'Events after the given sequence number, in order, and where to continue.' });
 export type AuditEventFeed = Static<typeof AuditEventFeed>;
 
 export interface AuditEventFilter {

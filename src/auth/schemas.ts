@@ -41,12 +41,12 @@ export const SessionResponse = Type.Object({
   user: ClientUser,
   session: StartedSession,
   sessionToken: Type.Optional(Type.String({ description: 'Only with _is_native=true; send it back as "Authorization: Bearer <sessionToken>".' })),
-}, { title: 'SessionResponse' });
+}, { title: 'SessionResponse', description: 'The signed-in user and the new session (its token in `sessionToken` for a native app; a browser gets the `__session` cookie).' });
 export type SessionResponse = Static<typeof SessionResponse>;
 
 export const PendingVerification = Type.Object({
   user: ClientUser,
   verification: Type.Object({ status: Type.Literal('pending') }),
-}, { title: 'PendingVerification' });
+}, { title: 'PendingVerification', description: 'The account waits for the emailed code; no session yet.' });
 
 export const Accepted = Type.Object({ status: Type.Literal('accepted'), message: Type.String() });

@@ -26,14 +26,14 @@ export type UpdateEnvironmentBody = Static<typeof UpdateEnvironmentBody>;
 
 export const Environment = Type.Object({
   id: Uuid, name: Type.String(), frontendHost: Type.String(), settings: EnvironmentSettings, createdAt: DateTime,
-}, { title: 'Environment' });
+}, { title: 'Environment', description: 'An environment: its frontend host and resolved settings.' });
 export type Environment = Static<typeof Environment>;
 
 export const CreatedEnvironment = Type.Object({
   id: Uuid, name: Type.String(), frontendHost: Type.String(), settings: EnvironmentSettings, createdAt: DateTime,
   secretKey: Type.String({ description: 'Shown only in this response; only its hash is stored.' }),
   secretKeyId: Type.String({ format: 'uuid', description: 'Id of that first secret key, for DELETE /secret-keys/{keyId}.' }),
-}, { title: 'CreatedEnvironment' });
+}, { title: 'CreatedEnvironment', description: 'The new environment and its first secret key, shown only here.' });
 export type CreatedEnvironment = Static<typeof CreatedEnvironment>;
 
 export const EnvironmentParams = Type.Object({ id: Uuid }, { additionalProperties: false });
@@ -50,7 +50,7 @@ export const AllowedOrigins = Type.Object({
   origins: Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), {
     maxItems: 100, description: 'Full origins such as "https://app.example.com" or "capacitor://localhost".',
   }),
-}, { additionalProperties: false, title: 'AllowedOrigins' });
+}, { additionalProperties: false, title: 'AllowedOrigins', description: 'The origins the environment\'s apps run on.' });
 export type AllowedOrigins = Static<typeof AllowedOrigins>;
 
 export const EnvironmentList = Type.Object({ items: Type.Array(Environment) });

@@ -20,7 +20,7 @@ export const MintedToken = Type.Object({
   expiresInSeconds: Type.Integer(),
   expiresAt: DateTime,
   url: Nullable(Type.String({ description: '{frontend_url}/_svc/auth/session/impersonate?token=...; null when there is no landing URL.' })),
-}, { title: 'ImpersonationToken' });
+}, { title: 'ImpersonationToken', description: 'A single-use impersonation token, shown only here, and the link that redeems it.' });
 export type MintedToken = Static<typeof MintedToken>;
 
 export const ImpersonationStatus = Type.Union([Type.Literal('pending'), Type.Literal('redeemed'), Type.Literal('expired'), Type.Literal('revoked')]);
@@ -40,7 +40,7 @@ export const Impersonation = Type.Object({
     redeemedAt: DateTime, ipAddress: Nullable(Type.String()), userAgent: Nullable(Type.String()), sessionId: Nullable(Uuid),
   })),
   revokedAt: Nullable(DateTime),
-}, { title: 'Impersonation' });
+}, { title: 'Impersonation', description: 'One impersonation of the ledger: who, for whom, why, when, and its redemption.' });
 export type Impersonation = Static<typeof Impersonation>;
 
 const Month = Type.String({ pattern: '^[0-9]{4}-(0[1-9]|1[0-2])$', description: 'A UTC calendar month, YYYY-MM.' });
@@ -59,7 +59,7 @@ export const Usage = Type.Object({
   quota: Type.Integer({ description: "The plan's impersonationQuotaPerMonth." }),
   remaining: Type.Integer(),
   resetsAt: DateTime,
-}, { title: 'ImpersonationUsage' });
+}, { title: 'ImpersonationUsage', description: 'This month\'s impersonation tokens against the quota.' });
 export type Usage = Static<typeof Usage>;
 
 export const ImpersonationParams = Type.Object({ impersonationId: Uuid }, { additionalProperties: false });

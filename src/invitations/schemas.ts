@@ -19,13 +19,13 @@ const summaryFields = {
 };
 
 /** Create, list, search, revoke and resend answer with this: never metadata. */
-export const InvitationSummary = Type.Object(summaryFields, { title: 'InvitationSummary', additionalProperties: false });
+export const InvitationSummary = Type.Object(summaryFields, { title: 'InvitationSummary', additionalProperties: false, description: 'An invitation without its metadata (list form).' });
 export type InvitationSummary = Static<typeof InvitationSummary>;
 
 /** Get by id and the metadata merge answer with both bags. */
 export const Invitation = Type.Object(
   { ...summaryFields, publicMetadata: JsonObject, privateMetadata: JsonObject },
-  { title: 'Invitation', additionalProperties: false },
+  { title: 'Invitation', additionalProperties: false, description: 'An invitation to sign up, with its metadata.' },
 );
 export type Invitation = Static<typeof Invitation>;
 

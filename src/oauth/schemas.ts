@@ -45,7 +45,7 @@ export const Provider = Type.Object({
   callbackUrl: Type.String({ description: 'The redirect URI to register at the provider: {frontend_url}/_svc/auth/oauth2/{providerId}/callback.' }),
   createdAt: DateTime,
   updatedAt: DateTime,
-}, { title: 'OAuthProvider' });
+}, { title: 'OAuthProvider', description: 'An external sign-in provider of the environment (never its client secret).' });
 export type Provider = Static<typeof Provider>;
 export const ProviderList = Type.Object({ items: Type.Array(Provider) });
 
@@ -74,7 +74,7 @@ export const Identity = Type.Object({
   emailVerified: Type.Boolean({ description: 'Whether the provider said the email is verified.' }),
   createdAt: DateTime,
   lastSignInAt: DateTime,
-}, { title: 'Identity' });
+}, { title: 'Identity', description: 'A user\'s account at an external provider.' });
 export type Identity = Static<typeof Identity>;
 export const IdentityList = Type.Object({ items: Type.Array(Identity) });
 

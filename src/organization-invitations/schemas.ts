@@ -8,7 +8,7 @@ const fields = {
 };
 
 /** An organization invitation as owners and admins list it: never its token. */
-export const OrganizationInvitation = Type.Object(fields, { title: 'OrganizationInvitation', additionalProperties: false });
+export const OrganizationInvitation = Type.Object(fields, { title: 'OrganizationInvitation', additionalProperties: false, description: 'An invitation to join an organization with a role.' });
 export type OrganizationInvitation = Static<typeof OrganizationInvitation>;
 
 export const EmailDelivery = Type.Union([Type.Literal('dispatched'), Type.Literal('not_configured')], {

@@ -12,7 +12,7 @@ export const Role = Type.String({ minLength: 1, maxLength: 64, description: 'A r
 export const Organization = Type.Object({
   id: Uuid, name: Type.String(), slug: Nullable(Type.String()), roleSetId: Nullable(Uuid),
   publicMetadata: JsonObject, privateMetadata: JsonObject, createdAt: DateTime,
-}, { title: 'Organization', additionalProperties: false });
+}, { title: 'Organization', additionalProperties: false, description: 'An organization of the environment.' });
 export type Organization = Static<typeof Organization>;
 
 const memberFields = {
@@ -20,24 +20,24 @@ const memberFields = {
   publicMetadata: JsonObject, privateMetadata: JsonObject, joinedAt: DateTime,
 };
 /** A USER membership as the Server API shows it. */
-export const OrganizationMember = Type.Object(memberFields, { title: 'OrganizationMember', additionalProperties: false });
+export const OrganizationMember = Type.Object(memberFields, { title: 'OrganizationMember', additionalProperties: false, description: 'A member of an organization: the user, the role and the membership\'s metadata.' });
 export type OrganizationMember = Static<typeof OrganizationMember>;
 
 /** One of a user's memberships, with its organization (Server API). */
-export const UserOrganization = Type.Object({ ...memberFields, organization: Organization }, { title: 'UserOrganization', additionalProperties: false });
+export const UserOrganization = Type.Object({ ...memberFields, organization: Organization }, { title: 'UserOrganization', additionalProperties: false, description: 'One of the user\'s memberships, with its organization.' });
 export type UserOrganization = Static<typeof UserOrganization>;
 
 /** An organization as a member sees it on the client plane: their own role, never metadata. */
 export const ClientOrganization = Type.Object({
   id: Uuid, name: Type.String(), slug: Nullable(Type.String()), role: Type.String(), roleName: Nullable(Type.String()), createdAt: DateTime,
-}, { title: 'ClientOrganization', additionalProperties: false });
+}, { title: 'ClientOrganization', additionalProperties: false, description: 'One of the signed-in user\'s organizations, with their role.' });
 export type ClientOrganization = Static<typeof ClientOrganization>;
 
 /** A fellow member as the client plane shows them: who, and in which role; never private metadata. */
 export const ClientMember = Type.Object({
   userId: Uuid, email: Nullable(Type.String()), name: Nullable(Type.String()),
   role: Type.String(), roleName: Nullable(Type.String()), publicMetadata: JsonObject, joinedAt: DateTime,
-}, { title: 'ClientMember', additionalProperties: false });
+}, { title: 'ClientMember', additionalProperties: false, description: 'A member as another member sees them.' });
 export type ClientMember = Static<typeof ClientMember>;
 
 export const OrganizationParams = Type.Object({ organizationId: Uuid }, { additionalProperties: false });
@@ -90,7 +90,7 @@ const RoleDefinition = Type.Object({
 /** A role set an operator defines; an organization picks one by roleSetId when it is created. */
 export const RoleSet = Type.Object({
   id: Uuid, name: Type.String(), roles: Type.Array(RoleDefinition), createdAt: DateTime,
-}, { title: 'RoleSet', additionalProperties: false });
+}, { title: 'RoleSet', additionalProperties: false, description: 'An organization role set: the roles organizations of the environment use.' });
 
 export const CreateRoleSetBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 100 }),

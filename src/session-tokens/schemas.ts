@@ -4,7 +4,7 @@ import { DateTime, JsonObject, Nullable, Uuid } from '../platform/http/common-sc
 export const SessionJwt = Type.Object({
   token: Type.String({ description: 'An ES256 JWT of the current session; verify it against the JWKS.' }),
   expiresAt: DateTime,
-}, { title: 'SessionJwt' });
+}, { title: 'SessionJwt', description: 'A short-lived JWT of the current session.' });
 
 const PublicJwk = Type.Object({
   kty: Type.Literal('EC'), crv: Type.Literal('P-256'), x: Type.String(), y: Type.String(),
@@ -20,14 +20,14 @@ export const OpenIdConfiguration = Type.Object({
   subject_types_supported: Type.Array(Type.String()),
   id_token_signing_alg_values_supported: Type.Array(Type.String()),
   claims_supported: Type.Array(Type.String()),
-}, { title: 'OpenIdConfiguration' });
+}, { title: 'OpenIdConfiguration', description: 'OpenID Connect discovery for the environment\'s session tokens.' });
 
 export const VerifyTokenBody = Type.Object({ token: Type.String({ minLength: 1, maxLength: 16_384 }) }, { additionalProperties: false });
 
 export const VerifiedToken = Type.Object({
   claims: JsonObject,
   session: Type.Object({ id: Uuid, userId: Uuid }),
-}, { title: 'VerifiedSessionToken' });
+}, { title: 'VerifiedSessionToken', description: 'The token\'s claims and its live session.' });
 
 export const SigningKeyStatus = Type.Union([Type.Literal('active'), Type.Literal('retired'), Type.Literal('expired'), Type.Literal('revoked')]);
 export const SigningKey = Type.Object({

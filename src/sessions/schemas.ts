@@ -23,7 +23,7 @@ export const Session = Type.Object({
   lastActiveAt: DateTime,
   expiresAt: DateTime,
   revokedAt: Nullable(DateTime),
-}, { title: 'Session' });
+}, { title: 'Session', description: 'A client session.' });
 export type Session = Static<typeof Session>;
 
 /** The session part of every response that starts one. */

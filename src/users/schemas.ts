@@ -28,15 +28,23 @@ const userFields = {
 };
 
 /** Server API representation: includes private metadata. */
-export const User = Type.Object({ ...userFields, privateMetadata: JsonObject }, { title: 'User' });
+export const User = Type.Object({ ...userFields, privateMetadata: JsonObject }, {
+  title: 'User', description: 'A user of the environment in Server API form (with private metadata).',
+  examples: [{
+    id: '01934f2a-7c1e-7d3a-9b2f-5e8c1a2b3c4d', environmentId: '01934f29-0000-7000-8000-000000000001', name: 'Ada Lovelace', firstName: 'Ada',
+    lastName: 'Lovelace', locale: 'en', status: 'active', registrationState: 'complete', createdAt: '2026-11-24T10:00:00.000Z',
+    updatedAt: '2026-11-24T10:00:00.000Z', email: 'ada@example.com', emailVerifiedAt: '2026-11-24T10:00:00.000Z', deletedAt: null,
+    publicMetadata: { plan: 'pro' }, unsafeMetadata: {}, privateMetadata: { stripeCustomerId: 'cus_123' },
+  }],
+});
 export type User = Static<typeof User>;
 
 /** Client plane representation: never carries private metadata. */
-export const ClientUser = Type.Object(userFields, { title: 'ClientUser' });
+export const ClientUser = Type.Object(userFields, { title: 'ClientUser', description: 'A user in client form: never private metadata.' });
 export type ClientUser = Static<typeof ClientUser>;
 
 /** The signed-in user (`/_svc/me`): the client form, and who acts behind the session when it is impersonated. */
-export const CurrentUser = Type.Object({ ...userFields, actor: Nullable(SessionActor) }, { title: 'CurrentUser' });
+export const CurrentUser = Type.Object({ ...userFields, actor: Nullable(SessionActor) }, { title: 'CurrentUser', description: 'The signed-in user in client form, and who acts behind the session when it is impersonated.' });
 
 export const UserParams = Type.Object({ userId: Uuid }, { additionalProperties: false });
 

@@ -288,6 +288,15 @@ describe('GET /openapi.json', () => {
     expect(doc.paths['/api/server/v1/users/{userId}'].get.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/User' });
   });
 
+  it('describes what the main operations answer, with examples of a user and of a problem', () => {
+    for (const [path, method, status] of [['/api/server/v1/users', 'post', '201'], ['/api/server/v1/users/{userId}', 'get', '200'], ['/api/server/v1/users', 'get', '200'],
+      ['/api/server/v1/invitations', 'post', '201'], ['/api/server/v1/organizations', 'post', '201'], ['/api/server/v1/audit-events', 'post', '201'], ['/_svc/auth/sign-in', 'post', '200']]) {
+      expect(doc.paths[path][method].responses[status].description, `${method} ${path}`).not.toBe('Default Response');
+    }
+    expect(doc.components.schemas.User.examples[0]).toMatchObject({ email: 'ada@example.com' });
+    expect(doc.components.schemas.Problem.examples[0].properties.code).toBe('user_not_found');
+  });
+
   it('says which server, which version and which tags', () => {
     expect(doc.servers).toEqual([{ url: 'http://localhost:3000', description: expect.any(String) }]);
     expect(doc.info.version).toBe(PACKAGE_VERSION);

@@ -35,7 +35,7 @@ export const Page = <T extends TSchema>(item: T) => Type.Object({
   items: Type.Array(item),
   nextCursor: Nullable(Uuid),
   hasMore: Type.Boolean(),
-});
+}, { description: 'A page of the list: `items`, and while `hasMore` the `nextCursor` to pass as `cursor` for the next page.' });
 export interface Page<T> { items: T[]; nextCursor: string | null; hasMore: boolean }
 
 export const NoContent = Type.Null({ description: 'No content' });
@@ -56,4 +56,10 @@ export const Problem = Type.Object({
     code: Type.String({ description: 'Stable snake_case error code, e.g. user_not_found' }),
     errors: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
   }, { additionalProperties: true }),
-}, { title: 'Problem', description: 'application/problem+json' });
+}, {
+  title: 'Problem', description: 'application/problem+json',
+  examples: [{
+    type: 'urn:gatehouse:problem:user_not_found', title: 'Not Found', status: 404, detail: 'No user with this id in this environment.',
+    instance: 'urn:uuid:8f14e45f-ceea-467f-a0e6-3c1f7b2d9a10', properties: { code: 'user_not_found' },
+  }],
+});

@@ -16,12 +16,14 @@ function hoist(node: unknown, components: Map<string, { json: string; schema: Js
   const title = out.title;
   const isSchema = typeof title === 'string' && ('type' in out || 'anyOf' in out || 'oneOf' in out || 'allOf' in out || 'properties' in out);
   if (!isSchema) return out;
-  // A use may describe the schema in its own words (the description of a response): that stays at the use.
-  const { description, ...shape } = out;
+  // A use may describe the schema in its own words (the description of a response), and the document
+  // generator moves a response's examples to its media type: neither makes it another schema.
+  const { description, examples, example: _example, ...shape } = out;
   const json = JSON.stringify(shape);
   const known = components.get(title);
   if (known && known.json !== json) throw new Error(`two different schemas are titled "${title}"`);
   if (!known) components.set(title, { json, schema: out });
+  else if (examples !== undefined && known.schema.examples === undefined) known.schema.examples = examples;
   const ref = { $ref: `#/components/schemas/${title}` };
   return description === undefined || description === components.get(title)!.schema.description ? ref : { ...ref, description };
 }

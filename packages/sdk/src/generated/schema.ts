@@ -1374,7 +1374,10 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** AllowedOrigins */
+        /**
+         * AllowedOrigins
+         * @description The origins the environment's apps run on.
+         */
         AllowedOrigins: {
             /** @description Full origins such as "https://app.example.com" or "capacitor://localhost". */
             origins: string[];
@@ -1462,7 +1465,10 @@ export interface components {
             schemaVersion: number;
             correlationId: string | null;
         };
-        /** AuditEventFeed */
+        /**
+         * AuditEventFeed
+         * @description Events after the given sequence number, in order, and where to continue.
+         */
         AuditEventFeed: {
             /** @description In sequence order. */
             items: components["schemas"]["AuditEvent"][];
@@ -1471,7 +1477,10 @@ export interface components {
             /** @description More events are there right now; ask again at once. */
             hasMore: boolean;
         };
-        /** ClientMember */
+        /**
+         * ClientMember
+         * @description A member as another member sees them.
+         */
         ClientMember: {
             /** Format: uuid */
             userId: string;
@@ -1485,7 +1494,10 @@ export interface components {
             /** Format: date-time */
             joinedAt: string;
         };
-        /** ClientOrganization */
+        /**
+         * ClientOrganization
+         * @description One of the signed-in user's organizations, with their role.
+         */
         ClientOrganization: {
             /** Format: uuid */
             id: string;
@@ -1496,7 +1508,10 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
         };
-        /** ClientUser */
+        /**
+         * ClientUser
+         * @description A user in client form: never private metadata.
+         */
         ClientUser: {
             /** Format: uuid */
             id: string;
@@ -1522,7 +1537,10 @@ export interface components {
                 [key: string]: unknown;
             };
         };
-        /** CreatedEnvironment */
+        /**
+         * CreatedEnvironment
+         * @description The new environment and its first secret key, shown only here.
+         */
         CreatedEnvironment: {
             /** Format: uuid */
             id: string;
@@ -1554,7 +1572,10 @@ export interface components {
             /** @description `dispatched`: mailed to the invitee with a link to the environment's invitationAcceptUrl (best effort); `not_configured`: no accept URL, no mail, the token is the only way in. */
             emailDelivery: "dispatched" | "not_configured";
         };
-        /** CurrentUser */
+        /**
+         * CurrentUser
+         * @description The signed-in user in client form, and who acts behind the session when it is impersonated.
+         */
         CurrentUser: {
             /** Format: uuid */
             id: string;
@@ -1581,7 +1602,10 @@ export interface components {
             };
             actor: components["schemas"]["SessionActor"] | null;
         };
-        /** Environment */
+        /**
+         * Environment
+         * @description An environment: its frontend host and resolved settings.
+         */
         Environment: {
             /** Format: uuid */
             id: string;
@@ -1624,7 +1648,10 @@ export interface components {
                 ipWindowSeconds: number;
             };
         };
-        /** Identity */
+        /**
+         * Identity
+         * @description A user's account at an external provider.
+         */
         Identity: {
             /** Format: uuid */
             id: string;
@@ -1640,7 +1667,10 @@ export interface components {
             /** Format: date-time */
             lastSignInAt: string;
         };
-        /** Impersonation */
+        /**
+         * Impersonation
+         * @description One impersonation of the ledger: who, for whom, why, when, and its redemption.
+         */
         Impersonation: {
             /** Format: uuid */
             id: string;
@@ -1666,7 +1696,10 @@ export interface components {
             } | null;
             revokedAt: string | null;
         };
-        /** ImpersonationToken */
+        /**
+         * ImpersonationToken
+         * @description A single-use impersonation token, shown only here, and the link that redeems it.
+         */
         ImpersonationToken: {
             /** Format: uuid */
             id: string;
@@ -1677,7 +1710,10 @@ export interface components {
             expiresAt: string;
             url: string | null;
         };
-        /** ImpersonationUsage */
+        /**
+         * ImpersonationUsage
+         * @description This month's impersonation tokens against the quota.
+         */
         ImpersonationUsage: {
             /** @description A UTC calendar month, YYYY-MM. */
             month: string;
@@ -1689,7 +1725,10 @@ export interface components {
             /** Format: date-time */
             resetsAt: string;
         };
-        /** Invitation */
+        /**
+         * Invitation
+         * @description An invitation to sign up, with its metadata.
+         */
         Invitation: {
             /** Format: uuid */
             id: string;
@@ -1711,7 +1750,10 @@ export interface components {
                 [key: string]: unknown;
             };
         };
-        /** InvitationSummary */
+        /**
+         * InvitationSummary
+         * @description An invitation without its metadata (list form).
+         */
         InvitationSummary: {
             /** Format: uuid */
             id: string;
@@ -1757,7 +1799,10 @@ export interface components {
                 use: "sig";
             }[];
         };
-        /** OAuthProvider */
+        /**
+         * OAuthProvider
+         * @description An external sign-in provider of the environment (never its client secret).
+         */
         OAuthProvider: {
             id: string;
             type: "oidc" | "oauth2" | "google" | "github" | "microsoft";
@@ -1782,7 +1827,10 @@ export interface components {
             name: string;
             type: string;
         };
-        /** OpenIdConfiguration */
+        /**
+         * OpenIdConfiguration
+         * @description OpenID Connect discovery for the environment's session tokens.
+         */
         OpenIdConfiguration: {
             issuer: string;
             jwks_uri: string;
@@ -1791,7 +1839,10 @@ export interface components {
             id_token_signing_alg_values_supported: string[];
             claims_supported: string[];
         };
-        /** Organization */
+        /**
+         * Organization
+         * @description An organization of the environment.
+         */
         Organization: {
             /** Format: uuid */
             id: string;
@@ -1807,7 +1858,10 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
         };
-        /** OrganizationInvitation */
+        /**
+         * OrganizationInvitation
+         * @description An invitation to join an organization with a role.
+         */
         OrganizationInvitation: {
             /** Format: uuid */
             id: string;
@@ -1822,7 +1876,10 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
         };
-        /** OrganizationMember */
+        /**
+         * OrganizationMember
+         * @description A member of an organization: the user, the role and the membership's metadata.
+         */
         OrganizationMember: {
             /** Format: uuid */
             organizationId: string;
@@ -1839,7 +1896,10 @@ export interface components {
             /** Format: date-time */
             joinedAt: string;
         };
-        /** PendingVerification */
+        /**
+         * PendingVerification
+         * @description The account waits for the emailed code; no session yet.
+         */
         PendingVerification: {
             user: components["schemas"]["ClientUser"];
             verification: {
@@ -1850,6 +1910,16 @@ export interface components {
         /**
          * Problem
          * @description application/problem+json
+         * @example {
+         *       "type": "urn:gatehouse:problem:user_not_found",
+         *       "title": "Not Found",
+         *       "status": 404,
+         *       "detail": "No user with this id in this environment.",
+         *       "instance": "urn:uuid:8f14e45f-ceea-467f-a0e6-3c1f7b2d9a10",
+         *       "properties": {
+         *         "code": "user_not_found"
+         *       }
+         *     }
          */
         Problem: {
             /** @description urn:gatehouse:problem:<code> */
@@ -1870,7 +1940,10 @@ export interface components {
                 [key: string]: unknown;
             };
         };
-        /** RoleSet */
+        /**
+         * RoleSet
+         * @description An organization role set: the roles organizations of the environment use.
+         */
         RoleSet: {
             /** Format: uuid */
             id: string;
@@ -1884,7 +1957,10 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
         };
-        /** Session */
+        /**
+         * Session
+         * @description A client session.
+         */
         Session: {
             /** Format: uuid */
             id: string;
@@ -1914,14 +1990,20 @@ export interface components {
             /** Format: uuid */
             impersonatorId: string;
         };
-        /** SessionJwt */
+        /**
+         * SessionJwt
+         * @description A short-lived JWT of the current session.
+         */
         SessionJwt: {
             /** @description An ES256 JWT of the current session; verify it against the JWKS. */
             token: string;
             /** Format: date-time */
             expiresAt: string;
         };
-        /** SessionResponse */
+        /**
+         * SessionResponse
+         * @description The signed-in user and the new session (its token in `sessionToken` for a native app; a browser gets the `__session` cookie).
+         */
         SessionResponse: {
             user: components["schemas"]["ClientUser"];
             session: {
@@ -1962,7 +2044,32 @@ export interface components {
                 use: "sig";
             };
         };
-        /** User */
+        /**
+         * User
+         * @description A user of the environment in Server API form (with private metadata).
+         * @example {
+         *       "id": "01934f2a-7c1e-7d3a-9b2f-5e8c1a2b3c4d",
+         *       "environmentId": "01934f29-0000-7000-8000-000000000001",
+         *       "name": "Ada Lovelace",
+         *       "firstName": "Ada",
+         *       "lastName": "Lovelace",
+         *       "locale": "en",
+         *       "status": "active",
+         *       "registrationState": "complete",
+         *       "createdAt": "2026-11-24T10:00:00.000Z",
+         *       "updatedAt": "2026-11-24T10:00:00.000Z",
+         *       "email": "ada@example.com",
+         *       "emailVerifiedAt": "2026-11-24T10:00:00.000Z",
+         *       "deletedAt": null,
+         *       "publicMetadata": {
+         *         "plan": "pro"
+         *       },
+         *       "unsafeMetadata": {},
+         *       "privateMetadata": {
+         *         "stripeCustomerId": "cus_123"
+         *       }
+         *     }
+         */
         User: {
             /** Format: uuid */
             id: string;
@@ -1991,7 +2098,10 @@ export interface components {
                 [key: string]: unknown;
             };
         };
-        /** UserOrganization */
+        /**
+         * UserOrganization
+         * @description One of the user's memberships, with its organization.
+         */
         UserOrganization: {
             /** Format: uuid */
             organizationId: string;
@@ -2009,7 +2119,10 @@ export interface components {
             joinedAt: string;
             organization: components["schemas"]["Organization"];
         };
-        /** VerifiedSessionToken */
+        /**
+         * VerifiedSessionToken
+         * @description The token's claims and its live session.
+         */
         VerifiedSessionToken: {
             claims: {
                 [key: string]: unknown;
@@ -2048,7 +2161,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of the list: `items`, and while `hasMore` the `nextCursor` to pass as `cursor` for the next page. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2110,12 +2223,36 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description A user of the environment in Server API form (with private metadata). */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01934f2a-7c1e-7d3a-9b2f-5e8c1a2b3c4d",
+                     *       "environmentId": "01934f29-0000-7000-8000-000000000001",
+                     *       "name": "Ada Lovelace",
+                     *       "firstName": "Ada",
+                     *       "lastName": "Lovelace",
+                     *       "locale": "en",
+                     *       "status": "active",
+                     *       "registrationState": "complete",
+                     *       "createdAt": "2026-11-24T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-24T10:00:00.000Z",
+                     *       "email": "ada@example.com",
+                     *       "emailVerifiedAt": "2026-11-24T10:00:00.000Z",
+                     *       "deletedAt": null,
+                     *       "publicMetadata": {
+                     *         "plan": "pro"
+                     *       },
+                     *       "unsafeMetadata": {},
+                     *       "privateMetadata": {
+                     *         "stripeCustomerId": "cus_123"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["User"];
                 };
             };
@@ -2166,7 +2303,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description A page of the list: `items`, and while `hasMore` the `nextCursor` to pass as `cursor` for the next page. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2210,12 +2347,36 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A user of the environment in Server API form (with private metadata). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01934f2a-7c1e-7d3a-9b2f-5e8c1a2b3c4d",
+                     *       "environmentId": "01934f29-0000-7000-8000-000000000001",
+                     *       "name": "Ada Lovelace",
+                     *       "firstName": "Ada",
+                     *       "lastName": "Lovelace",
+                     *       "locale": "en",
+                     *       "status": "active",
+                     *       "registrationState": "complete",
+                     *       "createdAt": "2026-11-24T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-24T10:00:00.000Z",
+                     *       "email": "ada@example.com",
+                     *       "emailVerifiedAt": "2026-11-24T10:00:00.000Z",
+                     *       "deletedAt": null,
+                     *       "publicMetadata": {
+                     *         "plan": "pro"
+                     *       },
+                     *       "unsafeMetadata": {},
+                     *       "privateMetadata": {
+                     *         "stripeCustomerId": "cus_123"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["User"];
                 };
             };
@@ -2301,12 +2462,36 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description A user of the environment in Server API form (with private metadata). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01934f2a-7c1e-7d3a-9b2f-5e8c1a2b3c4d",
+                     *       "environmentId": "01934f29-0000-7000-8000-000000000001",
+                     *       "name": "Ada Lovelace",
+                     *       "firstName": "Ada",
+                     *       "lastName": "Lovelace",
+                     *       "locale": "en",
+                     *       "status": "active",
+                     *       "registrationState": "complete",
+                     *       "createdAt": "2026-11-24T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-24T10:00:00.000Z",
+                     *       "email": "ada@example.com",
+                     *       "emailVerifiedAt": "2026-11-24T10:00:00.000Z",
+                     *       "deletedAt": null,
+                     *       "publicMetadata": {
+                     *         "plan": "pro"
+                     *       },
+                     *       "unsafeMetadata": {},
+                     *       "privateMetadata": {
+                     *         "stripeCustomerId": "cus_123"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["User"];
                 };
             };
@@ -2341,12 +2526,36 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A user of the environment in Server API form (with private metadata). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01934f2a-7c1e-7d3a-9b2f-5e8c1a2b3c4d",
+                     *       "environmentId": "01934f29-0000-7000-8000-000000000001",
+                     *       "name": "Ada Lovelace",
+                     *       "firstName": "Ada",
+                     *       "lastName": "Lovelace",
+                     *       "locale": "en",
+                     *       "status": "active",
+                     *       "registrationState": "complete",
+                     *       "createdAt": "2026-11-24T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-24T10:00:00.000Z",
+                     *       "email": "ada@example.com",
+                     *       "emailVerifiedAt": "2026-11-24T10:00:00.000Z",
+                     *       "deletedAt": null,
+                     *       "publicMetadata": {
+                     *         "plan": "pro"
+                     *       },
+                     *       "unsafeMetadata": {},
+                     *       "privateMetadata": {
+                     *         "stripeCustomerId": "cus_123"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["User"];
                 };
             };
@@ -2381,12 +2590,36 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A user of the environment in Server API form (with private metadata). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01934f2a-7c1e-7d3a-9b2f-5e8c1a2b3c4d",
+                     *       "environmentId": "01934f29-0000-7000-8000-000000000001",
+                     *       "name": "Ada Lovelace",
+                     *       "firstName": "Ada",
+                     *       "lastName": "Lovelace",
+                     *       "locale": "en",
+                     *       "status": "active",
+                     *       "registrationState": "complete",
+                     *       "createdAt": "2026-11-24T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-24T10:00:00.000Z",
+                     *       "email": "ada@example.com",
+                     *       "emailVerifiedAt": "2026-11-24T10:00:00.000Z",
+                     *       "deletedAt": null,
+                     *       "publicMetadata": {
+                     *         "plan": "pro"
+                     *       },
+                     *       "unsafeMetadata": {},
+                     *       "privateMetadata": {
+                     *         "stripeCustomerId": "cus_123"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["User"];
                 };
             };
@@ -2435,12 +2668,36 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description A user of the environment in Server API form (with private metadata). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01934f2a-7c1e-7d3a-9b2f-5e8c1a2b3c4d",
+                     *       "environmentId": "01934f29-0000-7000-8000-000000000001",
+                     *       "name": "Ada Lovelace",
+                     *       "firstName": "Ada",
+                     *       "lastName": "Lovelace",
+                     *       "locale": "en",
+                     *       "status": "active",
+                     *       "registrationState": "complete",
+                     *       "createdAt": "2026-11-24T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-24T10:00:00.000Z",
+                     *       "email": "ada@example.com",
+                     *       "emailVerifiedAt": "2026-11-24T10:00:00.000Z",
+                     *       "deletedAt": null,
+                     *       "publicMetadata": {
+                     *         "plan": "pro"
+                     *       },
+                     *       "unsafeMetadata": {},
+                     *       "privateMetadata": {
+                     *         "stripeCustomerId": "cus_123"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["User"];
                 };
             };
@@ -2481,7 +2738,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of the list: `items`, and while `hasMore` the `nextCursor` to pass as `cursor` for the next page. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2609,7 +2866,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of the list: `items`, and while `hasMore` the `nextCursor` to pass as `cursor` for the next page. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2666,7 +2923,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description An invitation without its metadata (list form). */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -2724,7 +2981,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description A page of the list: `items`, and while `hasMore` the `nextCursor` to pass as `cursor` for the next page. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2768,7 +3025,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description An invitation to sign up, with its metadata. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2808,7 +3065,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description An invitation without its metadata (list form). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2848,7 +3105,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description An invitation without its metadata (list form). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2900,7 +3157,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description An invitation to sign up, with its metadata. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2938,7 +3195,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The origins the environment's apps run on. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2974,13 +3231,14 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description The origins the environment's apps run on. */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["AllowedOrigins"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The origins the environment's apps run on. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3038,7 +3296,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of the list: `items`, and while `hasMore` the `nextCursor` to pass as `cursor` for the next page. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3136,7 +3394,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Events after the given sequence number, in order, and where to continue. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3176,7 +3434,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description An audit event as stored, with its place (`sequence`) in the environment's trail. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3221,7 +3479,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of the list: `items`, and while `hasMore` the `nextCursor` to pass as `cursor` for the next page. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3280,7 +3538,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description An organization of the environment. */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -3320,7 +3578,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description An organization of the environment. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3406,7 +3664,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description An organization of the environment. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3457,7 +3715,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description An organization of the environment. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3502,7 +3760,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of the list: `items`, and while `hasMore` the `nextCursor` to pass as `cursor` for the next page. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3561,7 +3819,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description A member of an organization: the user, the role and the membership's metadata. */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -3648,7 +3906,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description A member of an organization: the user, the role and the membership's metadata. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3700,7 +3958,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description A member of an organization: the user, the role and the membership's metadata. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3745,7 +4003,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of the list: `items`, and while `hasMore` the `nextCursor` to pass as `cursor` for the next page. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3808,7 +4066,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description A single-use impersonation token, shown only here, and the link that redeems it. */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -3855,7 +4113,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of the list: `items`, and while `hasMore` the `nextCursor` to pass as `cursor` for the next page. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3897,7 +4155,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description This month's impersonation tokens against the quota. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3937,7 +4195,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description One impersonation of the ledger: who, for whom, why, when, and its redemption. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3977,7 +4235,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description One impersonation of the ledger: who, for whom, why, when, and its redemption. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4021,7 +4279,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The token's claims and its live session. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4166,7 +4424,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The signed-in user and the new session (its token in `sessionToken` for a native app; a browser gets the `__session` cookie). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4264,7 +4522,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The signed-in user and the new session (its token in `sessionToken` for a native app; a browser gets the `__session` cookie). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4365,7 +4623,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The signed-in user and the new session (its token in `sessionToken` for a native app; a browser gets the `__session` cookie). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4418,7 +4676,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The signed-in user and the new session (its token in `sessionToken` for a native app; a browser gets the `__session` cookie). */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -4469,7 +4727,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The signed-in user and the new session (its token in `sessionToken` for a native app; a browser gets the `__session` cookie). */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -4556,7 +4814,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The signed-in user and the new session (its token in `sessionToken` for a native app; a browser gets the `__session` cookie). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4632,7 +4890,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OpenID Connect discovery for the environment's session tokens. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4803,7 +5061,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The signed-in user in client form, and who acts behind the session when it is impersonated. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4853,7 +5111,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The signed-in user in client form, and who acts behind the session when it is impersonated. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4897,7 +5155,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of the list: `items`, and while `hasMore` the `nextCursor` to pass as `cursor` for the next page. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5018,7 +5276,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of the list: `items`, and while `hasMore` the `nextCursor` to pass as `cursor` for the next page. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5069,7 +5327,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description One of the signed-in user's organizations, with their role. */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -5109,7 +5367,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description One of the signed-in user's organizations, with their role. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5195,7 +5453,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description One of the signed-in user's organizations, with their role. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5240,7 +5498,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of the list: `items`, and while `hasMore` the `nextCursor` to pass as `cursor` for the next page. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5331,7 +5589,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description A member as another member sees them. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5414,7 +5672,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of the list: `items`, and while `hasMore` the `nextCursor` to pass as `cursor` for the next page. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5508,7 +5766,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description An invitation to join an organization with a role. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5591,7 +5849,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A short-lived JWT of the current session. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5759,7 +6017,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The new environment and its first secret key, shown only here. */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -5799,7 +6057,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description An environment: its frontend host and resolved settings. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5851,7 +6109,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description An environment: its frontend host and resolved settings. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -6081,7 +6339,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description An organization role set: the roles organizations of the environment use. */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -6292,7 +6550,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description An external sign-in provider of the environment (never its client secret). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -6358,7 +6616,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description An external sign-in provider of the environment (never its client secret). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -6367,7 +6625,7 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthProvider"];
                 };
             };
-            /** @description Default Response */
+            /** @description An external sign-in provider of the environment (never its client secret). */
             201: {
                 headers: {
                     [name: string]: unknown;
