@@ -8,13 +8,18 @@ import { spawnServer, type ServerProcess } from '../helpers/processes.js';
 
 const run = promisify(execFile);
 
-/** The shell blocks of the README's "Run it" section after the start command, as one terminal session would run them. */
-async function runItCommands(): Promise<string> {
+/** The shell blocks of a README section, as one terminal session would run them. */
+async function sectionCommands(heading: string, next: string): Promise<string[]> {
   const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
-  const section = readme.slice(readme.indexOf('## Run it'), readme.indexOf('## Test it'));
-  const blocks = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
-  expect(blocks[0]!.trim()).toBe('npm ci && npm start');
-  return blocks.slice(1).join('\n');
+  const section = readme.slice(readme.indexOf(heading), readme.indexOf(next));
+  return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
+}
+
+/** "Run it" after the start command, then "Operate it", in one terminal. */
+async function readmeSession(): Promise<string> {
+  const runIt = await sectionCommands('## Run it', '## Test it');
+  expect(runIt[0]!.trim()).toBe('npm ci && npm start');
+  return [...runIt.slice(1), ...(await sectionCommands('## Operate it', '## Read more'))].join('\n');
 }
 
 describe("the README's first commands", () => {
@@ -26,18 +31,21 @@ describe("the README's first commands", () => {
   }, 60_000);
   afterAll(async () => { await server?.stop(); await rm(dataDir, { recursive: true, force: true }); });
 
-  it('run as pasted in one terminal, with the secret key the first start printed', async () => {
+  it('run as pasted in one terminal, the CLI\'s included, with the secret key the first start printed', async () => {
     const secretKey = /secret key:\s+(sk_[A-Za-z0-9_-]+)/.exec(server.stderr())![1]!;
-    const script = (await runItCommands())
+    const script = (await readmeSession())
       .replace('export SECRET_KEY=sk_...', `export SECRET_KEY=${secretKey}`)
       .replaceAll('http://localhost:3000', `http://127.0.0.1:${server.port}`);
     expect(script).not.toContain('sk_...');
     // Each answer on its own line (curl prints none after the body), to read them apart.
-    const { stdout } = await run('bash', ['-e', '-o', 'pipefail', '-c', `curl() { command curl "$@"; echo; }\n${script}`], { timeout: 30_000 });
-    const answers = stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
-    expect(answers).toHaveLength(3);
+    const { stdout } = await run('bash', ['-e', '-o', 'pipefail', '-c', `curl() { command curl "$@"; echo; }\n${script}`],
+      { timeout: 120_000, cwd: new URL('../../', import.meta.url).pathname, env: { ...process.env, GATEHOUSE_DATA_DIR: dataDir, DATABASE_URL: '' } });
+    const answers = stdout.split('\n').filter((line) => line.startsWith('{"')).map((line) => JSON.parse(line));
+    expect(answers.length).toBeGreaterThanOrEqual(3);
+    // The CLI's answers (through the running server): the environments list names both.
+    expect(stdout).toContain('"name": "staging"');
     expect(answers[0]).toMatchObject({ email: 'ada@example.com', status: 'active' });
     expect(answers[1]).toMatchObject({ action: 'document.shared', actor: { type: 'user', id: answers[0].id } });
     expect(answers[2]).toMatchObject({ token: expect.stringMatching(/^imp_/), expiresInSeconds: 600 });
-  }, 60_000);
+  }, 150_000);
 });
