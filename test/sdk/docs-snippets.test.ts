@@ -2,7 +2,10 @@ import { execFile } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
+import { createSessionVerifier, expressSession, type VerifiedSession } from '@gatehouse/sdk';
+import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasChromium, launchChromium } from '../helpers/browser.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { freePort } from '../helpers/processes.js';
 
@@ -48,4 +51,33 @@ describe('docs/sdk.md', () => {
     expect(outputs.online).toBe('null');
     expect(outputs['errors-and-pages']).toBe('already there: 409\nusers with an email: 1');
   }, 120_000);
+
+  // After the snippets above: ada@example.com exists.
+  it.skipIf(!hasChromium)('signs in from a browser with its snippet and verifies the session in the Express app of step 4 (headless Chromium)', async () => {
+    const doc = await readFile(new URL('docs/sdk.md', ROOT), 'utf8');
+    const snippet = /<!-- browser-snippet: sign-in-browser -->\n```js\n([\s\S]*?)```/.exec(doc)![1]!
+      .replace("const frontendUrl = 'http://localhost:3000';", `const frontendUrl = '${env.GATEHOUSE_FRONTEND_URL}';`);
+    // The customer's app: the page and its backend, verifying Gatehouse sessions as step 4 shows.
+    const api = express();
+    api.get('/', (_req, res) => { res.type('html').send('<!doctype html><title>app</title>'); });
+    api.get('/api/me', expressSession(createSessionVerifier({ frontendUrl: env.GATEHOUSE_FRONTEND_URL! })), (req, res) => {
+      res.json((req as unknown as { gatehouse: VerifiedSession }).gatehouse);
+    });
+    const server = api.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const appOrigin = `http://localhost:${(server.address() as AddressInfo).port}`;
+    const browser = await launchChromium();
+    try {
+      await fetch(`${env.GATEHOUSE_URL}/api/server/v1/allowed-origins`, {
+        method: 'PUT', headers: { authorization: `Bearer ${env.GATEHOUSE_SECRET_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ origins: [appOrigin] }),
+      });
+      const page = await browser.newPage();
+      await page.goto(`${appOrigin}/`);
+      const me = await page.evaluate(`(async () => { ${snippet}; return me; })()`) as VerifiedSession;
+      expect(me).toMatchObject({ userId: expect.any(String), sessionId: expect.any(String), actorId: null });
+    } finally {
+      await browser.close();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }, 60_000);
 });
