@@ -22,6 +22,9 @@ async function readmeSession(): Promise<string> {
   return [...runIt.slice(1), ...(await sectionCommands('## Operate it', '## Read more'))].join('\n');
 }
 
+/** A developer's terminal: without the npm_* variables of the runner (under `npx -p node@24` they would send `npx gatehouse` elsewhere). */
+const terminalEnv = () => Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('npm_')));
+
 describe("the README's first commands", () => {
   let server: ServerProcess;
   let dataDir: string;
@@ -39,7 +42,7 @@ describe("the README's first commands", () => {
     expect(script).not.toContain('sk_...');
     // Each answer on its own line (curl prints none after the body), to read them apart.
     const { stdout } = await run('bash', ['-e', '-o', 'pipefail', '-c', `curl() { command curl "$@"; echo; }\n${script}`],
-      { timeout: 120_000, cwd: new URL('../../', import.meta.url).pathname, env: { ...process.env, GATEHOUSE_DATA_DIR: dataDir, DATABASE_URL: '' } });
+      { timeout: 120_000, cwd: new URL('../../', import.meta.url).pathname, env: { ...terminalEnv(), GATEHOUSE_DATA_DIR: dataDir, DATABASE_URL: '' } });
     const answers = stdout.split('\n').filter((line) => line.startsWith('{"')).map((line) => JSON.parse(line));
     expect(answers.length).toBeGreaterThanOrEqual(3);
     // The CLI's answers (through the running server): the environments list names both.
