@@ -15,7 +15,8 @@ export interface ProviderSettings extends Endpoints {
   key: string;
   type: ProviderType;
   clientId: string;
-  clientSecret: string;
+  /** Opened only when the provider's configuration is built, not on every sign-in. */
+  clientSecret: () => string;
 }
 
 /** What the service learns of the person who signed in. */
@@ -102,10 +103,11 @@ export function createRelyingParty({ clock, timeoutSeconds }: { clock: Clock; ti
       .some((url) => url?.startsWith('http:') && isLoopback(new URL(url)));
     const execute = insecure ? [client.allowInsecureRequests] : [];
     let config: client.Configuration;
+    const clientSecret = provider.clientSecret();
     if (provider.oidc) {
       // OpenID Connect lets a client trust an ID token from the token endpoint on TLS alone; non-repudiation
       // checks verify its signature against the provider's JWKS as well, so a token it did not sign never counts.
-      config = await client.discovery(new URL(provider.issuer!), provider.clientId, { client_secret: provider.clientSecret }, secretAuth(provider.clientSecret),
+      config = await client.discovery(new URL(provider.issuer!), provider.clientId, { client_secret: clientSecret }, secretAuth(clientSecret),
         { execute: [...execute, client.enableNonRepudiationChecks], timeout: timeoutSeconds });
     } else {
       const server: client.ServerMetadata = {
@@ -113,7 +115,7 @@ export function createRelyingParty({ clock, timeoutSeconds }: { clock: Clock; ti
         issuer: provider.issuer ?? new URL(provider.authorizationUrl!).origin,
         authorization_endpoint: provider.authorizationUrl!, token_endpoint: provider.tokenUrl!, userinfo_endpoint: provider.userInfoUrl!,
       };
-      config = new client.Configuration(server, provider.clientId, { client_secret: provider.clientSecret }, client.ClientSecretPost(provider.clientSecret));
+      config = new client.Configuration(server, provider.clientId, { client_secret: clientSecret }, client.ClientSecretPost(clientSecret));
       for (const apply of execute) apply(config);
     }
     config.timeout = timeoutSeconds;

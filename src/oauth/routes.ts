@@ -62,9 +62,9 @@ export function oauthPublicRoutes(oauth: OAuthService): FastifyPluginAsync {
     app.get('/auth/oauth2/:provider/callback', {
       schema: { operationId: 'finishOAuthSignIn', summary: 'The provider sends the browser back here', description: CALLBACK, tags, params: ClientProviderParams, querystring: CallbackQuery, response: { 303: Type.Null({ description: 'To redirect_url, signed in or with ?error=' }) } },
     }, async (req, reply) => {
-      const rawQuery = req.url.slice(req.url.indexOf('?') + 1);
-      const result = await oauth.callback(req.clientEnvironment, req.params.provider, req.query, req.url.includes('?') ? rawQuery : '',
-        req.cookies[BROWSER_COOKIE], requestContext(req));
+      // The provider's parameters exactly as sent: openid-client checks them itself (iss, state, code).
+      const rawQuery = req.url.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '';
+      const result = await oauth.callback(req.clientEnvironment, req.params.provider, req.query, rawQuery, req.cookies[BROWSER_COOKIE], requestContext(req));
       return sendCallbackResult(req, reply, result);
     });
   };

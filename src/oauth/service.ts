@@ -55,12 +55,15 @@ export function createOAuthService({ db, clock, sealer, relyingParty, users, met
   /** What the relying party runs a provider with; the key changes with every edit, so no stale configuration is used. */
   const settingsOf = (row: ProviderRecord): ProviderSettings => ({
     key: `${row.environment_id}:${row.id}:${row.updated_at.getTime()}`, type: row.type, clientId: row.client_id,
-    clientSecret: sealer.open(row.client_secret_sealed).toString('utf8'),
+    clientSecret: () => sealer.open(row.client_secret_sealed).toString('utf8'),
     ...resolveEndpoints(row.type, { issuer: row.issuer, authorizationUrl: row.authorization_url, tokenUrl: row.token_url, userInfoUrl: row.user_info_url, scopes: row.scopes }),
   });
 
-  async function enabledProvider(environmentId: string, providerId: string) {
-    const row = await providers.find(environmentId, providerId);
+  const listOwnIdentities = async (environmentId: string, userId: string) =>
+    ({ items: (await identities.listForUser(environmentId, userId)).map(toIdentity) });
+
+  /** The provider's row when it exists and is enabled; else the failure that sends the browser back. */
+  function enabled(row: ProviderRecord | undefined, providerId: string) {
     if (!row?.enabled) throw fail('provider_not_found', `no enabled provider "${providerId}"`);
     return row;
   }
@@ -170,7 +173,7 @@ export function createOAuthService({ db, clock, sealer, relyingParty, users, met
     async authorize(env: ClientEnvironment, providerId: string, redirectUrl: string): Promise<{ location: string; browserToken: string } | CallbackResult> {
       if (!isAllowedRedirect(redirectUrl, env.allowedOrigins)) throw redirectUrlNotAllowed();
       try {
-        const provider = settingsOf(await enabledProvider(env.id, providerId));
+        const provider = settingsOf(enabled(await providers.find(env.id, providerId), providerId));
         const state = randomToken('');
         const browserToken = randomToken('');
         const { url, secrets } = await relyingParty.authorizationUrl(provider, callbackUrl(env, providerId), state);
@@ -203,21 +206,21 @@ export function createOAuthService({ db, clock, sealer, relyingParty, users, met
           throw fail('state_mismatch', 'the state was started for another provider or in another browser');
         }
         if (query.error) throw fail(query.error === 'access_denied' ? 'access_denied' : 'provider_error', `the provider answered error=${query.error}`);
-        if (!row?.enabled) throw fail('provider_not_found', `no enabled provider "${providerId}"`);
+        const provider = settingsOf(enabled(row, providerId));
         const secrets = JSON.parse(sealer.open(pending.secrets_sealed).toString('utf8')) as AuthorizationSecrets;
         const url = new URL(`${callbackUrl(env, providerId)}?${rawQuery}`);
-        const profile = await relyingParty.signIn(settingsOf(row), url, state, secrets);
+        const profile = await relyingParty.signIn(provider, url, state, secrets);
         return signInWithProfile(env, providerId, profile, origin);
       });
     },
 
     // Identities.
+    /** A user's identities (Server API): 404 for a user the environment does not have. */
     async listIdentities(environmentId: string, userId: string) {
       await users.get(environmentId, userId);
-      return { items: (await identities.listForUser(environmentId, userId)).map(toIdentity) };
+      return listOwnIdentities(environmentId, userId);
     },
-    listOwnIdentities: async (environmentId: string, userId: string) =>
-      ({ items: (await identities.listForUser(environmentId, userId)).map(toIdentity) }),
+    listOwnIdentities,
     /** Unlinks one of the signed-in user's identities, unless it is the last way to sign in (no password, no other identity). */
     unlink: (environmentId: string, session: SessionContext, identityId: string, by: Caller) => {
       if (session.impersonatorId !== null) throw impersonatedUnlink();

@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { dataDirSecret } from './data-dir-secret.js';
 
 /**
  * The embedded database's local admin access. A server on a data directory without GATEHOUSE_ADMIN_TOKEN
@@ -13,15 +13,7 @@ const TOKEN_FILE = 'admin.token';
 const ADDRESS_FILE = 'server.json';
 
 /** The data directory's admin token, generated on first use. */
-export function localAdminToken(dataDir: string): string {
-  const path = join(dataDir, TOKEN_FILE);
-  if (existsSync(path)) return readFileSync(path, 'utf8').trim();
-  mkdirSync(dataDir, { recursive: true });
-  const token = randomBytes(32).toString('base64url');
-  writeFileSync(path, `${token}\n`, { mode: 0o600, flag: 'wx' });
-  chmodSync(path, 0o600);
-  return token;
-}
+export const localAdminToken = (dataDir: string) => dataDirSecret(dataDir, TOKEN_FILE, 'base64url').text;
 
 export interface LocalServer { url: string; pid: number; token: string }
 

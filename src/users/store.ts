@@ -30,6 +30,10 @@ const EMAIL_KEY = 'users_email_key';
 const ATTEMPT_IN_FLIGHT_MS = 60_000;
 
 export function createUsersStore(db: Db) {
+  const rowById = (environmentId: string, userId: string) =>
+    db.selectFrom('users').selectAll().where('environment_id', '=', environmentId).where('id', '=', userId);
+  const liveRowByEmail = (environmentId: string, email: string) =>
+    db.selectFrom('users').selectAll().where('environment_id', '=', environmentId).where('email', '=', email).where('status', '!=', 'deleted');
   const byId = (environmentId: string, userId: string) =>
     db.updateTable('users').where('environment_id', '=', environmentId).where('id', '=', userId);
 
@@ -51,24 +55,20 @@ export function createUsersStore(db: Db) {
       }
     },
     find: (environmentId: string, userId: string) =>
-      db.selectFrom('users').selectAll().where('environment_id', '=', environmentId).where('id', '=', userId)
-        .executeTakeFirst().then((row) => row && toUser(row)),
+      rowById(environmentId, userId).executeTakeFirst().then((row) => row && toUser(row)),
     /** Which of these ids (valid uuids) are users of the environment, deleted ones included. */
     findExistingIds: (environmentId: string, ids: string[]) =>
       db.selectFrom('users').select('id').where('environment_id', '=', environmentId).where('id', 'in', ids)
         .execute().then((rows) => new Set(rows.map((r) => r.id))),
     /** The row locked until the transaction ends, for read-merge-write of metadata. */
     findForUpdate: (environmentId: string, userId: string) =>
-      db.selectFrom('users').selectAll().where('environment_id', '=', environmentId).where('id', '=', userId)
-        .forUpdate().executeTakeFirst().then((row) => row && toUser(row)),
+      rowById(environmentId, userId).forUpdate().executeTakeFirst().then((row) => row && toUser(row)),
     /** The user with whether it has a password, locked until the transaction ends (an identity unlinked). */
     lockCredentials: (environmentId: string, userId: string) =>
-      db.selectFrom('users').selectAll().where('environment_id', '=', environmentId).where('id', '=', userId)
-        .forUpdate().executeTakeFirst().then((row): Credentials | undefined => row && { user: toUser(row), passwordHash: row.password_hash }),
+      rowById(environmentId, userId).forUpdate().executeTakeFirst().then(toCredentials),
     /** The live user with this email, locked until the transaction ends (an external identity linked to it). */
     lockLiveByEmail: (environmentId: string, email: string) =>
-      db.selectFrom('users').selectAll().where('environment_id', '=', environmentId).where('email', '=', email)
-        .where('status', '!=', 'deleted').forUpdate().executeTakeFirst().then((row) => row && toUser(row)),
+      liveRowByEmail(environmentId, email).forUpdate().executeTakeFirst().then((row) => row && toUser(row)),
     /**
      * An external provider vouched for the email of a user that had never proven it: the email is verified,
      * a pending registration completed, and the password, which nobody proved belongs to the email's
@@ -80,9 +80,7 @@ export function createUsersStore(db: Db) {
       }).returningAll().executeTakeFirst().then((row) => row && toUser(row)),
     /** The live (not deleted) user with this email, with what sign-in needs. */
     findCredentials: (environmentId: string, email: string) =>
-      db.selectFrom('users').selectAll().where('environment_id', '=', environmentId).where('email', '=', email)
-        .where('status', '!=', 'deleted').executeTakeFirst()
-        .then((row): Credentials | undefined => row && { user: toUser(row), passwordHash: row.password_hash }),
+      liveRowByEmail(environmentId, email).executeTakeFirst().then(toCredentials),
     async list(environmentId: string, filter: UserFilter, page: PageQuery) {
       let query = db.selectFrom('users').selectAll().where('environment_id', '=', environmentId);
       if (filter.emailSearch) query = query.where(sql<boolean>`email like ${containsPattern(filter.emailSearch)} escape '\\'`);
@@ -157,8 +155,7 @@ export function createUsersStore(db: Db) {
           eb('last_sign_in_attempt_at', 'is', null),
           eb('last_sign_in_attempt_at', '<', new Date(now.getTime() - ATTEMPT_IN_FLIGHT_MS)),
         ]))
-        .returningAll().executeTakeFirst()
-        .then((row): Credentials | undefined => row && { user: toUser(row), passwordHash: row.password_hash }),
+        .returningAll().executeTakeFirst().then(toCredentials),
     /**
      * A success clears the count; a failure keeps its reserved count, and the one that fills the budget
      * locks the account. Answers whether the account is locked now.
@@ -175,6 +172,9 @@ export function createUsersStore(db: Db) {
 export type UsersStore = ReturnType<typeof createUsersStore>;
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+const toCredentials = (row: Selectable<UserRow> | undefined): Credentials | undefined =>
+  row && { user: toUser(row), passwordHash: row.password_hash };
 
 export const toUser = (row: Selectable<UserRow>): User => ({
   id: row.id,

@@ -1,6 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dataDirSecret } from '../data-dir-secret.js';
 
 /** Encrypts secrets kept in the database (signing keys) under the operator's key: AES-256-GCM. */
 export interface Sealer {
@@ -50,17 +49,10 @@ const KEY_FILE = 'encryption.key';
  * read/write only). `created` says the caller should tell the operator where it is.
  */
 export function dataDirEncryptionKey(dataDir: string): { key: Buffer; path: string; created: boolean } {
-  const path = join(dataDir, KEY_FILE);
-  if (existsSync(path)) {
-    const key = parseEncryptionKey(readFileSync(path, 'utf8'));
-    if (!key) throw new Error(`${path} does not hold a 32-byte key (64 hex digits or base64)`);
-    return { key, path, created: false };
-  }
-  mkdirSync(dataDir, { recursive: true });
-  const key = randomBytes(32);
-  writeFileSync(path, `${key.toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
-  chmodSync(path, 0o600);
-  return { key, path, created: true };
+  const { text, path, created } = dataDirSecret(dataDir, KEY_FILE, 'base64');
+  const key = parseEncryptionKey(text);
+  if (!key) throw new Error(`${path} does not hold a 32-byte key (64 hex digits or base64)`);
+  return { key, path, created };
 }
 
 /**
