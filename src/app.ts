@@ -36,7 +36,7 @@ import { createMetrics, watchPool, type Metrics, type PoolStats } from './platfo
 import { adminPlane, clientPlane, decorateRequests, serverPlane } from './platform/http/planes.js';
 import { ProblemError, registerProblemHandlers, replyWithProblem } from './platform/http/problem.js';
 import { DOCS_CSP, registerSecurityHeaders } from './platform/http/security-headers.js';
-import { registerValidators } from './platform/http/validation.js';
+import { registerSchemaCompilers } from './platform/http/validation.js';
 import { scheduleMaintenance } from './platform/maintenance.js';
 import { Problem } from './platform/http/common-schemas.js';
 import { API_TAGS } from './platform/http/api-tags.js';
@@ -129,7 +129,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const outbox = createOutboxStore(db);
 
   registerSecurityHeaders(app); // before the 404 handler, which only gets the hooks added before it
-  registerValidators(app);
+  registerSchemaCompilers(app);
   decorateRequests(app);
   registerProblemHandlers(app);
   registerMetrics(app, metrics, options.metricsExposure);

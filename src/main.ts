@@ -62,6 +62,8 @@ async function main() {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
   await app.listen({ port: config.port, host: config.host });
+  // Schemas compile at their route's first request; the rest compile now, a little at a time, so requests soon find them ready.
+  app.compileSchemas().catch((err: unknown) => app.log.error({ err }, 'a route schema does not compile'));
   if (embedded) announced = announceLocalServer(config.dataDir, `http://${config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host}:${config.port}`);
   // stdout carries only JSON log lines (for a log shipper); the human banner goes to stderr.
   app.log.info({ storage: embedded ? 'embedded' : 'postgresql', ...(embedded && { dataDir: config.dataDir }) }, 'Gatehouse ready');

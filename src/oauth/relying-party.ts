@@ -1,4 +1,4 @@
-import * as client from 'openid-client';
+import type * as OpenIdClient from 'openid-client';
 import { createCache } from '../platform/cache.js';
 import type { Clock } from '../platform/clock.js';
 import { isLoopback, type Endpoints } from './presets.js';
@@ -54,13 +54,17 @@ const causes = (err: unknown): unknown[] => {
 };
 
 /** Sorts a failure of openid-client or of the network into the code the browser is told. */
+/** openid-client, loaded by the first exchange with a provider: a service without external sign-in never holds it in memory. */
+let client: typeof OpenIdClient | undefined;
+const loadClient = async () => (client ??= await import('openid-client'));
+
 export function classifyFailure(err: unknown): OAuthFailure {
   if (err instanceof OAuthFailure) return err;
   const chain = causes(err);
   const unreachable = chain.some((e) => e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError' || (e instanceof TypeError && /fetch failed/.test(e.message))));
-  const serverError = chain.some((e) => (e instanceof Response && e.status >= 500) || (e instanceof client.ResponseBodyError && e.status >= 500));
+  const serverError = chain.some((e) => (e instanceof Response && e.status >= 500) || (client !== undefined && e instanceof client.ResponseBodyError && e.status >= 500));
   if (unreachable || serverError) return new OAuthFailure('provider_unavailable', `the provider did not answer usefully: ${(err as Error).message}`, { cause: err });
-  if (err instanceof client.ResponseBodyError) return new OAuthFailure('provider_error', `the provider refused: ${err.error} ${err.error_description ?? ''}`, { cause: err });
+  if (client !== undefined && err instanceof client.ResponseBodyError) return new OAuthFailure('provider_error', `the provider refused: ${err.error} ${err.error_description ?? ''}`, { cause: err });
   return new OAuthFailure('invalid_response', `the provider's answer failed validation: ${(err as Error).message}`, { cause: err });
 }
 
@@ -89,28 +93,29 @@ interface GitHubEmail { email: string; primary: boolean; verified: boolean }
  * the provider lists only client_secret_post. Decided per call, so the discovered configuration is kept
  * as openid-client made it (for Microsoft's multi-tenant issuer it carries the tenant check).
  */
-const secretAuth = (secret: string): client.ClientAuth => (as, c, body, headers) => {
+const secretAuth = (client: typeof OpenIdClient, secret: string): OpenIdClient.ClientAuth => (as, c, body, headers) => {
   const methods = as.token_endpoint_auth_methods_supported;
   const auth = !methods || methods.includes('client_secret_basic') ? client.ClientSecretBasic(secret) : client.ClientSecretPost(secret);
   return auth(as, c, body, headers);
 };
 
 export function createRelyingParty({ clock, timeoutSeconds }: { clock: Clock; timeoutSeconds: number }) {
-  const configurations = createCache<client.Configuration>(clock, { ttlMs: CONFIGURATION_TTL_MS, maxEntries: 10_000 });
+  const configurations = createCache<OpenIdClient.Configuration>(clock, { ttlMs: CONFIGURATION_TTL_MS, maxEntries: 10_000 });
 
-  async function configure(provider: ProviderSettings): Promise<client.Configuration> {
+  async function configure(provider: ProviderSettings): Promise<OpenIdClient.Configuration> {
+    const client = await loadClient();
     const insecure = [provider.issuer, provider.authorizationUrl, provider.tokenUrl, provider.userInfoUrl]
       .some((url) => url?.startsWith('http:') && isLoopback(new URL(url)));
     const execute = insecure ? [client.allowInsecureRequests] : [];
-    let config: client.Configuration;
+    let config: OpenIdClient.Configuration;
     const clientSecret = provider.clientSecret();
     if (provider.oidc) {
       // OpenID Connect lets a client trust an ID token from the token endpoint on TLS alone; non-repudiation
       // checks verify its signature against the provider's JWKS as well, so a token it did not sign never counts.
-      config = await client.discovery(new URL(provider.issuer!), provider.clientId, { client_secret: clientSecret }, secretAuth(clientSecret),
+      config = await client.discovery(new URL(provider.issuer!), provider.clientId, { client_secret: clientSecret }, secretAuth(client, clientSecret),
         { execute: [...execute, client.enableNonRepudiationChecks], timeout: timeoutSeconds });
     } else {
-      const server: client.ServerMetadata = {
+      const server: OpenIdClient.ServerMetadata = {
         // A plain OAuth2 server may still send `iss` (RFC 9207); without a configured issuer it is its origin.
         issuer: provider.issuer ?? new URL(provider.authorizationUrl!).origin,
         authorization_endpoint: provider.authorizationUrl!, token_endpoint: provider.tokenUrl!, userinfo_endpoint: provider.userInfoUrl!,
@@ -132,14 +137,14 @@ export function createRelyingParty({ clock, timeoutSeconds }: { clock: Clock; ti
   }
 
   /** A JSON resource of the provider's API, read with the access token. */
-  async function getJson<T>(config: client.Configuration, accessToken: string, url: string, accept = 'application/json'): Promise<T> {
+  async function getJson<T>(config: OpenIdClient.Configuration, accessToken: string, url: string, accept = 'application/json'): Promise<T> {
     const headers = new Headers({ accept, 'user-agent': 'Gatehouse' });
-    const response = await client.fetchProtectedResource(config, accessToken, new URL(url), 'GET', undefined, headers);
+    const response = await (await loadClient()).fetchProtectedResource(config, accessToken, new URL(url), 'GET', undefined, headers);
     if (!response.ok) throw new OAuthFailure(response.status >= 500 ? 'provider_unavailable' : 'provider_error', `the provider answered ${response.status} on ${url}`);
     return response.json() as Promise<T>;
   }
 
-  async function githubProfile(config: client.Configuration, provider: ProviderSettings, accessToken: string): Promise<Profile> {
+  async function githubProfile(config: OpenIdClient.Configuration, provider: ProviderSettings, accessToken: string): Promise<Profile> {
     const accept = 'application/vnd.github+json';
     const user = await getJson<Record<string, unknown>>(config, accessToken, provider.userInfoUrl!, accept);
     const emails = await getJson<GitHubEmail[]>(config, accessToken, `${provider.userInfoUrl}/emails`, accept);
@@ -156,6 +161,7 @@ export function createRelyingParty({ clock, timeoutSeconds }: { clock: Clock; ti
     /** The provider's authorization URL for a new attempt, and the secrets its callback must present. */
     async authorizationUrl(provider: ProviderSettings, redirectUri: string, state: string): Promise<{ url: URL; secrets: AuthorizationSecrets }> {
       const config = await configuration(provider).catch((err: unknown) => { throw classifyFailure(err); });
+      const client = await loadClient();
       const codeVerifier = client.randomPKCECodeVerifier();
       const nonce = provider.oidc ? client.randomNonce() : null;
       const url = client.buildAuthorizationUrl(config, {
@@ -173,6 +179,7 @@ export function createRelyingParty({ clock, timeoutSeconds }: { clock: Clock; ti
     async signIn(provider: ProviderSettings, callbackUrl: URL, state: string, secrets: AuthorizationSecrets): Promise<Profile> {
       try {
         const config = await configuration(provider);
+        const client = await loadClient();
         const tokens = await client.authorizationCodeGrant(config, callbackUrl, {
           pkceCodeVerifier: secrets.codeVerifier, expectedState: state, idTokenExpected: provider.oidc,
           ...(secrets.nonce && { expectedNonce: secrets.nonce }),

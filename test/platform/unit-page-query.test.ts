@@ -2,13 +2,13 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pageQuery } from '../../src/platform/http/common-schemas.js';
 import { registerProblemHandlers } from '../../src/platform/http/problem.js';
-import { registerValidators } from '../../src/platform/http/validation.js';
+import { registerSchemaCompilers } from '../../src/platform/http/validation.js';
 
 describe('the page query schema', () => {
   let app: FastifyInstance;
   beforeAll(async () => {
     app = Fastify();
-    registerValidators(app);
+    registerSchemaCompilers(app);
     registerProblemHandlers(app);
     app.get('/rejecting', { schema: { querystring: pageQuery() } }, (req) => req.query);
     app.get('/clamping', { schema: { querystring: pageQuery({ outOfRange: 'clamp' }) } }, (req) => req.query);

@@ -1,8 +1,7 @@
-import { PGlite } from '@electric-sql/pglite';
-import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { localNotifications, postgresNotifications, type Notifications } from './notifications.js';
+import { INT8, NUMERIC, openPGlite } from './pglite.js';
 import { pgliteDialect } from './pglite-dialect.js';
 import type { Tables } from './tables.js';
 import type { PoolStats } from '../metrics.js';
@@ -23,8 +22,6 @@ export type DatabaseOptions =
   | { url: string; poolSize?: number }
   | { dataDir: string | undefined }; // undefined: in memory (tests)
 
-const INT8 = 20;
-const NUMERIC = 1700;
 
 const PREPARED_MARK = /^\/\* prepared:([a-z_]+) \*\//;
 
@@ -70,10 +67,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     const poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
     return { db, kind: 'postgres', notifications, poolStats, close: async () => { await notifications.close(); await db.destroy(); } };
   }
-  const lite = await PGlite.create(options.dataDir, {
-    extensions: { pg_trgm },
-    parsers: { [INT8]: Number, [NUMERIC]: Number },
-  });
+  const lite = await openPGlite(options.dataDir);
   const db = new Kysely<Tables>({ dialect: pgliteDialect(lite) });
   return { db, kind: 'pglite', notifications: localNotifications, close: () => db.destroy() };
 }
