@@ -18,7 +18,7 @@ import {
   IDEMPOTENCY_KEY_PATTERN, MAX_AGE_MS, MAX_FUTURE_MS,
   type AppendAuditEventBody, type AuditEvent, type AuditEventFilter,
 } from './schemas.js';
-import { createAuditStore, type IdempotencyRecord, type NewAuditEvent } from './store.js';
+import { createAuditStore, ownEventAfterStatement, type IdempotencyRecord, type NewAuditEvent } from './store.js';
 
 /** 600 append attempts per environment per UTC clock minute, counted in PostgreSQL across processes. */
 export const APPEND_LIMIT = { max: 600, windowSeconds: 60 };
@@ -71,12 +71,21 @@ export interface OwnEvent extends Pick<Caller, 'actor' | 'via'> {
  *   });
  */
 export function recordOwnEvent(trx: Db, environmentId: string, event: OwnEvent, now: Date): Promise<AuditEvent> {
-  return createAuditStore(trx).insert(environmentId, {
-    action: event.action, result: event.result ?? 'success', occurredAt: now, recordedAt: now,
-    actor: event.actor, targets: event.targets, context: event.context ?? { ipAddress: null, userAgent: null },
-    producer: { type: 'gatehouse', via: event.via }, metadata: event.metadata ?? {}, schemaVersion: 1, correlationId: null,
-  });
+  return createAuditStore(trx).insert(environmentId, storedOwnEvent(event, now));
 }
+
+/**
+ * The event as CTEs for a statement of the caller, recorded once per row of its CTE `after` (so only
+ * when the change it records happened), committing with it. See `ownEventAfterStatement`.
+ */
+export const ownEventAfter = (after: string, environmentId: string, event: OwnEvent, now: Date) =>
+  ownEventAfterStatement(after, environmentId, storedOwnEvent(event, now));
+
+const storedOwnEvent = (event: OwnEvent, now: Date): NewAuditEvent => ({
+  action: event.action, result: event.result ?? 'success', occurredAt: now, recordedAt: now,
+  actor: event.actor, targets: event.targets, context: event.context ?? { ipAddress: null, userAgent: null },
+  producer: { type: 'gatehouse', via: event.via }, metadata: event.metadata ?? {}, schemaVersion: 1, correlationId: null,
+});
 
 /** 400 invalid_idempotency_key unless the header holds 1 to 255 printable ASCII characters. */
 function checkIdempotencyKey(key: string | string[] | undefined): string {

@@ -39,6 +39,20 @@ const nextSequence = (environmentId: string) => sql`
   on conflict (environment_id) do update set last_sequence = audit_sequences.last_sequence + 1
   returning last_sequence`;
 
+/**
+ * An event of the service's own trail as two CTEs (`audit_sequence`, `audit_event`) for a statement of
+ * the caller, stored once for each row of the caller's CTE `after` (none: no event), in its transaction.
+ */
+export const ownEventAfterStatement = (after: string, environmentId: string, event: NewAuditEvent) => sql`
+  audit_sequence as (
+    insert into audit_sequences (environment_id, last_sequence) select ${environmentId}::uuid, 1 from ${sql.table(after)}
+    on conflict (environment_id) do update set last_sequence = audit_sequences.last_sequence + 1
+    returning last_sequence
+  ), audit_event as (
+    insert into audit_events (${EVENT_COLUMNS}) select ${eventValues(environmentId, uuidv7(), event)} from audit_sequence s
+    returning id
+  )`;
+
 export function createAuditStore(db: Db) {
   return {
     /**

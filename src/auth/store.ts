@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
-import type { Db } from '../platform/db/database.js';
+import { sql, type RawBuilder } from 'kysely';
+import { preparedAs, type Db } from '../platform/db/database.js';
 
 export type CodePurpose = 'verify_email' | 'reset_password';
 export const MAX_CODE_ATTEMPTS = 5;
@@ -30,3 +30,29 @@ export function createCodesStore(db: Db) {
         returning used_at is not null as ok`.execute(db).then((r) => r.rows[0]?.ok === true),
   };
 }
+
+/** The writes that end a successful password sign-in, each a CTE body from the domain that owns its table. */
+export interface SignInFinish {
+  /** Clears the account's failure count and returns the user (environment_id, id, status), locking the row. */
+  signedIn: RawBuilder<unknown>;
+  /** Gives the client's reserved attempt back. */
+  released: RawBuilder<unknown>;
+  /** Inserts the session for `signed_in` while the user is active. */
+  session: RawBuilder<unknown>;
+  /** The trail's `user.signed_in` CTEs, recorded once per row of `session`. */
+  event: RawBuilder<unknown>;
+}
+
+/**
+ * Ends a sign-in in ONE statement (one round trip, one commit): the account's count cleared, the
+ * client's attempt given back, the session started and the sign-in recorded (PostgreSQL runs every
+ * data-modifying CTE, read or not). The session's row, or
+ * undefined when the user was banned or deleted since the password was checked (then nothing but the
+ * two counters changed).
+ */
+export const finishSignIn = async <Row>(db: Db, writes: SignInFinish): Promise<Row | undefined> => {
+  const { rows } = await sql<Row>`${preparedAs('sign_in_finish')}
+    with signed_in as (${writes.signedIn}), released as (${writes.released}), session as (${writes.session}), ${writes.event}
+    select * from session`.execute(db);
+  return rows[0];
+};

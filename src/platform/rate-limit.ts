@@ -26,6 +26,12 @@ export interface PreparedHit {
   result(count: number | undefined): RateLimitResult;
 }
 
+/** Giving a hit back, as a statement a caller may run inside its own (a CTE). */
+export const releaseStatement = (environmentId: string, bucket: string, hit: Pick<RateLimitResult, 'windowStart'>) => sql`
+  update rate_limit_windows set count = count - 1
+  where environment_id = ${environmentId}::uuid and bucket = ${bucket} and window_start = ${hit.windowStart}::timestamptz and count > 0
+  returning count`;
+
 /**
  * Fixed-window counters in PostgreSQL, exact across processes: a hit is one atomic upsert that only
  * increments while the count is below the limit, so N concurrent hits never admit more than `max`.
@@ -65,9 +71,7 @@ export function createRateLimiter(db: Db, clock: Clock, metrics?: Pick<Metrics, 
       db.deleteFrom('rate_limit_windows').where('window_start', '<', new Date(clock.now().getTime() - 2 * 86_400_000)).execute(),
     /** Gives back a hit that turned out not to count (a reserved attempt that succeeded). */
     release: (environmentId: string, bucket: string, hit: RateLimitResult) =>
-      db.updateTable('rate_limit_windows').set((eb) => ({ count: eb('count', '-', 1) }))
-        .where('environment_id', '=', environmentId).where('bucket', '=', bucket).where('window_start', '=', hit.windowStart)
-        .where('count', '>', 0).execute().then(() => undefined),
+      releaseStatement(environmentId, bucket, hit).execute(db).then(() => undefined),
   };
 }
 export type RateLimiter = ReturnType<typeof createRateLimiter>;

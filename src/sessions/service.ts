@@ -8,7 +8,7 @@ import type { SessionContext } from '../platform/http/planes.js';
 import { ProblemError } from '../platform/http/problem.js';
 import type { JsonObject } from '../platform/json.js';
 import type { ListSessionsQuery, SessionActor } from './schemas.js';
-import { createSessionsStore } from './store.js';
+import { createSessionsStore, insertSessionAfterStatement, toStarted, type NewSession } from './store.js';
 
 declare module '../platform/http/planes.js' {
   /** The user's public metadata comes with the session check (one join), for the session's JWT. */
@@ -50,12 +50,27 @@ const sessionNotFound = () => new ProblemError(404, 'resource_not_found', 'No se
  * while signing in). `id` is chosen by a caller that names the session before it starts (an impersonation redeemed).
  */
 export async function startSession(db: Db, environmentId: string, userId: string, lifetimes: SessionLifetimes, origin: SessionOrigin, now: Date, id = uuidv7()) {
+  const { session, token } = newSession(userId, lifetimes, origin, now, id);
+  const started = await createSessionsStore(db).insert(environmentId, session, now);
+  return started && { session: started, token };
+}
+
+/**
+ * A session for the user that the caller's statement locks by updating it in its CTE `users`, as a CTE
+ * body for that statement (one round trip for a sign-in's last writes). `started` reads its row.
+ */
+export function sessionAfterStatement(users: string, userId: string, lifetimes: SessionLifetimes, origin: SessionOrigin, now: Date) {
+  const { session, token } = newSession(userId, lifetimes, origin, now, uuidv7());
+  return { id: session.id, token, statement: insertSessionAfterStatement(users, session, now), started: toStarted };
+}
+
+function newSession(userId: string, lifetimes: SessionLifetimes, origin: SessionOrigin, now: Date, id: string) {
   const token = randomToken('sess_');
-  const session = await createSessionsStore(db).insert(environmentId, {
+  const session: NewSession = {
     id, userId, tokenHash: sha256(token), actor: origin.actor ?? null, ipAddress: origin.ipAddress, userAgent: origin.userAgent,
     idleTimeoutSeconds: lifetimes.idleTimeoutSeconds, expiresAt: new Date(now.getTime() + lifetimes.maxLifetimeSeconds * 1000),
-  }, now);
-  return session && { session, token };
+  };
+  return { session, token };
 }
 
 /** Revokes every live session of the user in the caller's transaction; answers how many there were. */

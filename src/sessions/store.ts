@@ -13,6 +13,24 @@ export interface NewSession {
 const isLive = (now: Date) =>
   sql<boolean>`revoked_at is null and expires_at > ${now} and last_active_at + idle_timeout_seconds * interval '1 second' > ${now}`;
 
+/** The insert of a session for the users selected after it (aliased `u`), which only the caller's FROM names. */
+const insertSessionOf = (session: NewSession, now: Date) => sql`
+  insert into sessions (environment_id, id, user_id, token_hash, actor, ip_address, user_agent,
+                        created_at, last_active_at, idle_timeout_seconds, expires_at)
+  select u.environment_id, ${session.id}::uuid, u.id, ${session.tokenHash}, ${session.actor === null ? null : jsonb(session.actor)}::jsonb,
+         ${session.ipAddress}, ${session.userAgent}, ${now}::timestamptz, ${now}::timestamptz,
+         ${session.idleTimeoutSeconds}::integer, ${session.expiresAt}::timestamptz`;
+
+/**
+ * A session for the user a statement of the caller just locked by updating it (the CTE `users`, with
+ * environment_id, id and status), inserted only while that user is active: the row lock of the caller's
+ * update holds a concurrent ban or delete back as FOR SHARE does in `insert`.
+ */
+export const insertSessionAfterStatement = (users: string, session: NewSession, now: Date) => sql<Selectable<SessionRow>>`
+  ${insertSessionOf(session, now)}
+  from ${sql.table(users)} u where u.status = 'active'
+  returning *`;
+
 export function createSessionsStore(db: Db) {
   return {
     /**
@@ -22,11 +40,7 @@ export function createSessionsStore(db: Db) {
      */
     insert: (environmentId: string, session: NewSession, now: Date) =>
       sql<Selectable<SessionRow>>`
-        insert into sessions (environment_id, id, user_id, token_hash, actor, ip_address, user_agent,
-                              created_at, last_active_at, idle_timeout_seconds, expires_at)
-        select u.environment_id, ${session.id}::uuid, u.id, ${session.tokenHash}, ${session.actor === null ? null : jsonb(session.actor)}::jsonb,
-               ${session.ipAddress}, ${session.userAgent}, ${now}::timestamptz, ${now}::timestamptz,
-               ${session.idleTimeoutSeconds}::integer, ${session.expiresAt}::timestamptz
+        ${insertSessionOf(session, now)}
         from users u
         where u.environment_id = ${environmentId} and u.id = ${session.userId} and u.status = 'active'
         for share
@@ -75,7 +89,7 @@ export function createSessionsStore(db: Db) {
   };
 }
 
-const toStarted = (row: Selectable<SessionRow>): StartedSession => ({
+export const toStarted = (row: Selectable<SessionRow>): StartedSession => ({
   id: row.id, userId: row.user_id, createdAt: row.created_at.toISOString(), expiresAt: row.expires_at.toISOString(), actor: row.actor as SessionActor | null,
 });
 

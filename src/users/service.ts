@@ -1,3 +1,4 @@
+import type { RawBuilder } from 'kysely';
 import { recordOwnEvent } from '../audit/service.js';
 import type { EnvironmentsService } from '../environments/service.js';
 import type { EnvironmentSettings } from '../environments/settings.js';
@@ -13,7 +14,10 @@ import { revokeAllSessions, type SessionsService } from '../sessions/service.js'
 import { checkedPasswordHash, insertUser, joinName, normalizeEmail } from './accounts.js';
 import { emailRequired, emailTaken, nameRequired, userDeleted, userNotFound } from './errors.js';
 import type { CreateUserBody, MetadataPatchBody, UpdateMeBody, UpdateUserBody, User, UserFilter } from './schemas.js';
-import { createUsersStore, type ProfileChanges, type UsersStore } from './store.js';
+import { createUsersStore, signInSucceededStatement, type ProfileChanges, type UsersStore } from './store.js';
+
+/** A right password's effect on the account, as a CTE body of a sign-in's last statement (`finishSignIn` in auth). */
+export const signInSucceeded = signInSucceededStatement;
 
 export interface RegistrationInput { email: string; password: string; firstName?: string; lastName?: string; name?: string; pending: boolean }
 
@@ -216,8 +220,9 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
       });
     },
     findCredentials: (environmentId: string, email: string) => users.findCredentials(environmentId, normalizeEmail(email)),
-    reserveSignInAttempt: (environmentId: string, email: string, lockout: EnvironmentSettings['lockout']) =>
-      users.reserveSignInAttempt(environmentId, normalizeEmail(email), lockout, clock.now()),
+    /** Reserves an attempt of the client's budget (a rate-limit hit) and, when it admits it, one of the account's, in one statement. */
+    reserveSignInAttempt: (environmentId: string, email: string, lockout: EnvironmentSettings['lockout'], budget: RawBuilder<{ count: number }>) =>
+      users.reserveSignInAttempt(environmentId, normalizeEmail(email), lockout, clock.now(), budget),
     finishSignInAttempt: (environmentId: string, userId: string, succeeded: boolean, lockout: EnvironmentSettings['lockout']) =>
       users.finishSignInAttempt(environmentId, userId, succeeded, lockout, clock.now()),
     /** Completes a pending registration whose emailed code was right; undefined unless the user is active. */

@@ -1,7 +1,7 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
 import { uuidv7 } from 'uuidv7';
 import type { Db } from '../platform/db/database.js';
-import { containsPattern, isUniqueViolation, jsonb } from '../platform/db/database.js';
+import { containsPattern, isUniqueViolation, jsonb, preparedAs } from '../platform/db/database.js';
 import type { UserRow } from '../platform/db/tables.js';
 import type { PageQuery } from '../platform/http/common-schemas.js';
 import { toPage } from '../platform/http/pagination.js';
@@ -142,20 +142,29 @@ export function createUsersStore(db: Db) {
      * concurrent guesses gets no more tries than guesses one by one. Nothing comes back while the account
      * is locked or its in-flight attempts already fill the budget (unknown email looks the same).
      */
-    reserveSignInAttempt: (environmentId: string, email: string, lockout: Lockout, now: Date) =>
-      db.updateTable('users').set({
-        // A full count with no recent attempt is left over (a crash, a lowered limit): start over.
-        failed_sign_ins: sql`case when failed_sign_ins >= ${lockout.maxFailedAttempts} then 1 else failed_sign_ins + 1 end`,
-        last_sign_in_attempt_at: now,
-      })
-        .where('environment_id', '=', environmentId).where('email', '=', email).where('status', '!=', 'deleted')
-        .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
-        .where((eb) => eb.or([
-          eb('failed_sign_ins', '<', lockout.maxFailedAttempts),
-          eb('last_sign_in_attempt_at', 'is', null),
-          eb('last_sign_in_attempt_at', '<', new Date(now.getTime() - ATTEMPT_IN_FLIGHT_MS)),
-        ]))
-        .returningAll().executeTakeFirst().then(toCredentials),
+    /**
+     * Counts the attempt against the client's budget (`budget`, a rate-limit hit) and, only when that
+     * admits it, reserves one of the account's attempts: both in one statement. `budgetCount` is
+     * undefined when the budget refused; `credentials` when no live account could take an attempt.
+     */
+    async reserveSignInAttempt(environmentId: string, email: string, lockout: Lockout, now: Date, budget: RawBuilder<{ count: number }>) {
+      const { rows } = await sql<Selectable<UserRow> & { budget_count: number | null }>`${preparedAs('sign_in_reserve')}
+        with budget as (${budget}), account as (
+          update users set
+            -- A full count with no recent attempt is left over (a crash, a lowered limit): start over.
+            failed_sign_ins = case when failed_sign_ins >= ${lockout.maxFailedAttempts} then 1 else failed_sign_ins + 1 end,
+            last_sign_in_attempt_at = ${now}::timestamptz
+          where environment_id = ${environmentId}::uuid and email = ${email} and status <> 'deleted'
+            and (locked_until is null or locked_until <= ${now}::timestamptz)
+            and (failed_sign_ins < ${lockout.maxFailedAttempts} or last_sign_in_attempt_at is null
+                 or last_sign_in_attempt_at < ${new Date(now.getTime() - ATTEMPT_IN_FLIGHT_MS)}::timestamptz)
+            and exists (select from budget)
+          returning *
+        )
+        select account.*, budget.count as budget_count from (select) one left join budget on true left join account on true`.execute(db);
+      const row = rows[0]!;
+      return { budgetCount: row.budget_count ?? undefined, credentials: row.id === null ? undefined : toCredentials(row) };
+    },
     /**
      * A success clears the count; a failure keeps its reserved count, and the one that fills the budget
      * locks the account. Answers whether the account is locked now.
@@ -170,6 +179,12 @@ export function createUsersStore(db: Db) {
   };
 }
 export type UsersStore = ReturnType<typeof createUsersStore>;
+
+/** A right password's effect on the account (its failure count cleared), as a statement a caller runs inside its own. */
+export const signInSucceededStatement = (environmentId: string, userId: string) => sql<Pick<UserRow, 'environment_id' | 'id' | 'status'>>`
+  update users set failed_sign_ins = 0, locked_until = null
+  where environment_id = ${environmentId}::uuid and id = ${userId}::uuid
+  returning environment_id, id, status`;
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 

@@ -1,4 +1,5 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { KyselyPlugin } from 'kysely';
 import { buildApp, type AppOptions } from '../../src/app.js';
 import { createTestClock, type TestClock } from '../../src/platform/clock.js';
 import { openDatabase, type Database, type Db } from '../../src/platform/db/database.js';
@@ -61,10 +62,11 @@ function caller(app: FastifyInstance, prefix: string, headers: Record<string, st
   };
 }
 
-export async function startTestApp(options: Partial<AppOptions> = {}): Promise<TestApp> {
+/** `plugin` sees every statement the app runs (to count round trips); the test's own `t.db` goes around it. */
+export async function startTestApp(options: Partial<AppOptions> = {}, { plugin }: { plugin?: KyselyPlugin } = {}): Promise<TestApp> {
   const database = await openTestDatabase();
   const clock = createTestClock();
-  const app = await buildApp({ db: database.db, notifications: database.notifications, poolStats: database.poolStats, clock, publicPort: TEST_PORT, adminToken: ADMIN_TOKEN, logLevel: process.env.TEST_LOG_LEVEL ?? 'silent', encryptionKey: TEST_ENCRYPTION_KEY, ...options });
+  const app = await buildApp({ db: plugin ? database.db.withPlugin(plugin) : database.db, notifications: database.notifications, poolStats: database.poolStats, clock, publicPort: TEST_PORT, adminToken: ADMIN_TOKEN, logLevel: process.env.TEST_LOG_LEVEL ?? 'silent', encryptionKey: TEST_ENCRYPTION_KEY, ...options });
   await app.ready();
   const admin = caller(app, '/api/admin/v1', { authorization: `Bearer ${ADMIN_TOKEN}` });
   const t: TestApp = {

@@ -1,5 +1,5 @@
 import type { EnvironmentContext } from '../../environments/service.js';
-import { recordOwnEvent } from '../../audit/service.js';
+import { recordOwnEvent, type OwnEvent } from '../../audit/service.js';
 import { userCaller, type RequestContext } from '../../platform/caller.js';
 import type { Clock } from '../../platform/clock.js';
 import { inTransaction, type Db } from '../../platform/db/database.js';
@@ -37,13 +37,16 @@ export function signInAs(db: Db, clock: Clock, env: AuthEnvironment, user: User,
     const started = await startSession(trx, env.id, user.id, env.settings.session, origin, now);
     // Banned or deleted between the credential check and now: no session, and no detail either.
     if (!started) throw invalidCredentials();
-    await recordOwnEvent(trx, env.id, {
-      action: 'user.signed_in', ...userCaller(user.id, origin),
-      targets: [{ type: 'user', id: user.id }, { type: 'session', id: started.session.id }], metadata: { method, ...details },
-    }, now);
+    await recordOwnEvent(trx, env.id, signedInEvent(user.id, started.session.id, origin, method, details), now);
     return { user: toClientUser(user), ...started };
   });
 }
+
+/** The trail's record of a sign-in: who, the session it started, and how they proved who they are. */
+export const signedInEvent = (userId: string, sessionId: string, origin: RequestContext, method: SignInMethod, details: JsonObject = {}): OwnEvent => ({
+  action: 'user.signed_in', ...userCaller(userId, origin),
+  targets: [{ type: 'user', id: userId }, { type: 'session', id: sessionId }], metadata: { method, ...details },
+});
 
 /** Records a refused sign-in of a known account: why (never the password), and whether it locked the account. */
 export const recordFailedSignIn = (db: Db, clock: Clock, env: AuthEnvironment, userId: string, origin: RequestContext, reason: string, locked = false) =>

@@ -1,3 +1,5 @@
+import type { RawBuilder } from 'kysely';
+import { ownEventAfter } from '../../audit/service.js';
 import type { RequestContext } from '../../platform/caller.js';
 import type { Clock } from '../../platform/clock.js';
 import { verifyPassword } from '../../platform/crypto/passwords.js';
@@ -6,13 +8,17 @@ import { ProblemError } from '../../platform/http/problem.js';
 import { escapeHtml, type Mailer } from '../../platform/mail/mailer.js';
 import { rateLimited } from '../../platform/http/problems.js';
 import type { Metrics } from '../../platform/metrics.js';
-import type { RateLimiter } from '../../platform/rate-limit.js';
+import { releaseStatement, type RateLimiter } from '../../platform/rate-limit.js';
+import type { SessionRow } from '../../platform/db/tables.js';
+import { sessionAfterStatement } from '../../sessions/service.js';
 import { normalizeEmail, toClientUser, unstoredPendingUser } from '../../users/accounts.js';
-import type { UsersService } from '../../users/service.js';
+import { signInSucceeded, type UsersService } from '../../users/service.js';
+import type { User } from '../../users/schemas.js';
 import { emailNotVerified, invalidCredentials, userBanned } from '../errors.js';
 import type { SignInBody, SignUpBody } from '../schemas.js';
 import type { EmailedCodesService } from './codes.js';
-import { recordFailedSignIn, signInAs, throttle, type AuthEnvironment, type SignInResult } from './common.js';
+import { finishSignIn } from '../store.js';
+import { recordFailedSignIn, signedInEvent, signInAs, throttle, type AuthEnvironment, type SignedIn, type SignInResult } from './common.js';
 
 export interface PasswordAuthDeps {
   db: Db; clock: Clock; limiter: RateLimiter; mailer: Mailer; metrics: Pick<Metrics, 'signIns' | 'lockouts'>;
@@ -82,14 +88,18 @@ export function createPasswordAuthService({ db, clock, limiter, mailer, metrics,
   async function signInWithPassword(env: AuthEnvironment, body: SignInBody, origin: RequestContext): Promise<SignInResult> {
     const { lockout } = env.settings;
     const ipBucket = `sign_in_failures:ip:${origin.ipAddress}`;
-    // Both the client IP's budget and the account's are reserved before the slow hash and given back
-    // on success, so concurrent guesses cannot all slip through before any of them counts.
-    const ipAttempt = await limiter.hit(env.id, ipBucket, { max: lockout.ipMaxFailures, windowSeconds: lockout.ipWindowSeconds });
+    // Both the client IP's budget and the account's are reserved before the slow hash (in one statement)
+    // and given back on success, so concurrent guesses cannot all slip through before any of them counts.
+    const ipHit = limiter.prepareHit(env.id, ipBucket, { max: lockout.ipMaxFailures, windowSeconds: lockout.ipWindowSeconds });
+    const { budgetCount, credentials: candidate } = await users.reserveSignInAttempt(env.id, body.email, lockout, ipHit.statement);
+    const ipAttempt = ipHit.result(budgetCount);
     if (!ipAttempt.allowed) throw rateLimited(ipAttempt.retryAfterSeconds);
-    const candidate = await users.reserveSignInAttempt(env.id, body.email, lockout);
     const passwordOk = await verifyPassword(candidate?.passwordHash, body.password);
     if (!candidate) throw invalidCredentials();
     const { user } = candidate;
+    if (passwordOk && user.status === 'active' && user.registrationState === 'complete') {
+      return { status: 'complete', ...(await finishPasswordSignIn(env, user, origin, releaseStatement(env.id, ipBucket, ipAttempt))) };
+    }
     const locked = await users.finishSignInAttempt(env.id, user.id, passwordOk, lockout);
     if (locked) metrics.lockouts.inc();
     const refuse = async (reason: string, problem: ProblemError) => {
@@ -100,10 +110,23 @@ export function createPasswordAuthService({ db, clock, limiter, mailer, metrics,
     await limiter.release(env.id, ipBucket, ipAttempt);
     if (user.status === 'banned') throw await refuse('user_banned', userBanned());
     // Under enumeration protection a sign-up for a taken email answers "pending" too, so "unverified" here
-  // would tell a real pending sign-up from an existing account: answer as for a wrong password instead.
-  const unverified = env.settings.enumerationProtection ? invalidCredentials() : emailNotVerified();
-  if (user.registrationState === 'pending_email_verification') throw await refuse('email_not_verified', unverified);
-    return { status: 'complete', ...(await signInAs(db, clock, env, user, origin, 'password')) };
+    // would tell a real pending sign-up from an existing account: answer as for a wrong password instead.
+    const unverified = env.settings.enumerationProtection ? invalidCredentials() : emailNotVerified();
+    if (user.registrationState === 'pending_email_verification') throw await refuse('email_not_verified', unverified);
+    throw invalidCredentials();
+  }
+
+  /** The right password of an active account: its count cleared, the IP's attempt given back, the session and the trail, in one statement. */
+  async function finishPasswordSignIn(env: AuthEnvironment, user: User, origin: RequestContext, released: RawBuilder<unknown>): Promise<SignedIn> {
+    const now = clock.now();
+    const session = sessionAfterStatement('signed_in', user.id, env.settings.session, origin, now);
+    const row = await finishSignIn<SessionRow>(db, {
+      signedIn: signInSucceeded(env.id, user.id), released, session: session.statement,
+      event: ownEventAfter('session', env.id, signedInEvent(user.id, session.id, origin, 'password'), now),
+    });
+    // Banned or deleted since the password was checked: no session, and no detail either.
+    if (!row) throw invalidCredentials();
+    return { user: toClientUser(user), session: session.started(row), token: session.token };
   }
 }
 export type PasswordAuthService = ReturnType<typeof createPasswordAuthService>;
