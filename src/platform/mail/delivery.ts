@@ -20,9 +20,12 @@ export interface DeliveryOptions {
   batchSize: number;
 }
 
-/** Ten attempts over about two and a half hours; an SMTP send gives up within SMTP_TIMEOUTS_MS, well inside the lease. */
+/**
+ * Twenty attempts spread over about 6 to 11 hours (after 10 s, 20 s, 40 s, ... then hourly), so mail queued during a
+ * night-long SMTP outage still goes out; an SMTP send gives up within SMTP_TIMEOUTS_MS, well inside the lease.
+ */
 export const DELIVERY_DEFAULTS: DeliveryOptions = {
-  maxAttempts: 10, baseDelayMs: 10_000, maxDelayMs: 3_600_000, leaseMs: 120_000, pollIntervalMs: 5_000, batchSize: 10,
+  maxAttempts: 20, baseDelayMs: 10_000, maxDelayMs: 3_600_000, leaseMs: 120_000, pollIntervalMs: 5_000, batchSize: 10,
 };
 
 // Past a claim that found nothing while something was due (claimed by another process), look again soon, not at once.
