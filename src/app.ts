@@ -32,16 +32,17 @@ import type { Notifications } from './platform/db/notifications.js';
 import { capConnections, httpServerOptions, type HttpLimits } from './platform/http/limits.js';
 import { registerMetrics, type MetricsExposure } from './platform/http/metrics-route.js';
 import { serializeRequest } from './platform/http/request-log.js';
-import { createMetrics, watchPool, type Metrics, type PoolStats } from './platform/metrics.js';
+import { createMetrics, watchMailBacklog, watchPool, type Metrics, type PoolStats } from './platform/metrics.js';
 import { adminPlane, clientPlane, decorateRequests, serverPlane } from './platform/http/planes.js';
 import { ProblemError, registerProblemHandlers, replyWithProblem } from './platform/http/problem.js';
 import { DOCS_CSP, registerSecurityHeaders } from './platform/http/security-headers.js';
 import { registerSchemaCompilers } from './platform/http/validation.js';
-import { scheduleMaintenance } from './platform/maintenance.js';
+import { DAY_MS, HOUSEKEEPING_DEFAULTS, scheduleMaintenance, type Housekeeping } from './platform/maintenance.js';
 import { Problem } from './platform/http/common-schemas.js';
 import { API_TAGS } from './platform/http/api-tags.js';
 import { withNamedSchemas } from './platform/http/openapi-components.js';
 import { PACKAGE_VERSION } from './platform/version.js';
+import type { DeliveryOptions } from './platform/mail/delivery.js';
 import { createMailer, DEFAULT_MAIL_FROM } from './platform/mail/mailer.js';
 import { createOutboxStore } from './platform/mail/outbox-store.js';
 import { createRateLimiter } from './platform/rate-limit.js';
@@ -76,6 +77,10 @@ export interface AppOptions {
   encryptionKey: Buffer;
   /** How long a call to an external sign-in provider may take (default 10 s); tests make it short. */
   oauthTimeoutSeconds?: number;
+  /** Housekeeping interval and retentions (HOUSEKEEPING_DEFAULTS; GATEHOUSE_HOUSEKEEPING_* and GATEHOUSE_RETENTION_*). */
+  housekeeping?: Partial<Housekeeping>;
+  /** How the mail worker retries and polls (DELIVERY_DEFAULTS); tests make it quick. */
+  mailDelivery?: Partial<DeliveryOptions>;
 }
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -101,7 +106,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   const metrics = options.metrics ?? createMetrics();
   if (options.poolStats) watchPool(metrics, options.poolStats);
-  const mailer = createMailer({ db, clock, log: app.log, metrics, smtpUrl: options.smtpUrl, from: options.mailFrom ?? DEFAULT_MAIL_FROM });
+  watchMailBacklog(metrics, createOutboxStore(db).backlog, () => clock.now());
+  const mailer = createMailer({
+    db, clock, log: app.log, metrics, notifications: options.notifications, smtpUrl: options.smtpUrl, from: options.mailFrom ?? DEFAULT_MAIL_FROM,
+    delivery: options.mailDelivery,
+  });
   const sealer = createSealer(options.encryptionKey);
   const environments = createEnvironmentsService({
     db, clock, defaultFrontendPort: options.publicPort, notifications: options.notifications,
@@ -117,6 +126,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     db, clock, limiter, metrics,
     auditLogEnabled: async (environmentId) => (await environments.record(environmentId)).settings.auditLogEnabled,
     existingUserIds: users.existingIds,
+    auditRetentions: () => environments.auditRetentions(),
   });
   const organizations = createOrganizationsService({ db, clock, users, environments });
   const organizationInvitations = createOrganizationInvitationsService({ db, clock, mailer, limiter, environments, organizations, users });
@@ -207,11 +217,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ]), { prefix: '/api/admin/v1' });
   }
 
+  const housekeeping = { ...HOUSEKEEPING_DEFAULTS, ...options.housekeeping };
   scheduleMaintenance(app, {
     pruneRateLimitWindows: limiter.pruneOldWindows, pruneExpiredCodes: codes.pruneExpiredCodes, pruneAuditIdempotencyKeys: audit.pruneIdempotencyKeys,
-    expireInvitations: invitations.expireOverdue, pruneOutbox: () => outbox.prune(clock.now()),
-    pruneOAuthStates: oauth.pruneExpiredStates,
-  });
+    expireInvitations: invitations.expireOverdue, pruneOutbox: () => outbox.prune(clock.now(), housekeeping.outboxRetentionDays * DAY_MS),
+    pruneOAuthStates: oauth.pruneExpiredStates, pruneEndedSessions: () => sessions.pruneEnded(housekeeping.sessionRetentionDays),
+    pruneAuditEvents: audit.pruneExpiredEvents,
+  }, housekeeping.intervalSeconds * 1000);
+  app.addHook('onReady', async () => mailer.start());
   app.addHook('onClose', async () => mailer.close());
   return app;
 }

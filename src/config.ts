@@ -3,6 +3,7 @@ import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
 import { parseEncryptionKey } from './platform/crypto/encryption.js';
 import { DEFAULT_MAIL_FROM } from './platform/mail/mailer.js';
+import { HOUSEKEEPING_DEFAULTS, type Housekeeping } from './platform/maintenance.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -19,6 +20,9 @@ const ConfigSchema = Type.Object({
   metricsPort: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
   metricsToken: Type.Optional(Type.String({ minLength: 16 })),
   encryptionKey: Type.Optional(Type.String({ minLength: 1 })),
+  housekeepingIntervalSeconds: Type.Integer({ minimum: 10, maximum: 86_400 }),
+  retentionSessionsDays: Type.Integer({ minimum: 1, maximum: 3650 }),
+  retentionOutboxDays: Type.Integer({ minimum: 1, maximum: 3650 }),
 });
 export type Config = Static<typeof ConfigSchema>;
 type Key = keyof Config;
@@ -65,10 +69,15 @@ const VARIABLES: Record<Key, { name: string; rule: string; check?: (value: never
     name: 'GATEHOUSE_ENCRYPTION_KEY', rule: 'must be 32 random bytes as 64 hex digits or base64 (openssl rand -base64 32)',
     check: (value: string) => parseEncryptionKey(value) !== undefined, show: 'hidden',
   },
+  housekeepingIntervalSeconds: { name: 'GATEHOUSE_HOUSEKEEPING_INTERVAL_SECONDS', rule: 'must be a whole number of seconds from 10 to 86400' },
+  retentionSessionsDays: { name: 'GATEHOUSE_RETENTION_SESSIONS_DAYS', rule: 'must be a whole number of days from 1 to 3650' },
+  retentionOutboxDays: { name: 'GATEHOUSE_RETENTION_OUTBOX_DAYS', rule: 'must be a whole number of days from 1 to 3650' },
 };
 
 // Digits only: Number('') is 0 (a random port) and Number('8e3') is 8000.
 const digits = (typed: string) => (/^\d+$/.test(typed) ? Number(typed) : Number.NaN);
+/** A whole number from the variable, or the default when it is unset (an empty value is a mistake, not unset). */
+const wholeNumber = (typed: string | undefined, fallback: number) => (typed === undefined ? fallback : digits(typed));
 
 /** Every environment variable the service reads, parsed and validated in one place, before anything starts. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
@@ -85,6 +94,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     metricsPort: env.GATEHOUSE_METRICS_PORT === undefined || env.GATEHOUSE_METRICS_PORT === '' ? undefined : digits(env.GATEHOUSE_METRICS_PORT),
     metricsToken: env.GATEHOUSE_METRICS_TOKEN || undefined,
     encryptionKey: env.GATEHOUSE_ENCRYPTION_KEY || undefined,
+    housekeepingIntervalSeconds: wholeNumber(env.GATEHOUSE_HOUSEKEEPING_INTERVAL_SECONDS, HOUSEKEEPING_DEFAULTS.intervalSeconds),
+    retentionSessionsDays: wholeNumber(env.GATEHOUSE_RETENTION_SESSIONS_DAYS, HOUSEKEEPING_DEFAULTS.sessionRetentionDays),
+    retentionOutboxDays: wholeNumber(env.GATEHOUSE_RETENTION_OUTBOX_DAYS, HOUSEKEEPING_DEFAULTS.outboxRetentionDays),
   };
   const lines = (Object.keys(VARIABLES) as Key[]).flatMap((key) => {
     const value = raw[key];
@@ -127,3 +139,10 @@ export function assertServerConfig(config: Config) {
       + '32 random bytes as 64 hex digits or base64 (openssl rand -base64 32)');
   }
 }
+
+/** The housekeeping settings the app takes (AppOptions.housekeeping). */
+export const housekeepingOf = (config: Config): Housekeeping => ({
+  intervalSeconds: config.housekeepingIntervalSeconds,
+  sessionRetentionDays: config.retentionSessionsDays,
+  outboxRetentionDays: config.retentionOutboxDays,
+});

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
-import { assertServerConfig, ConfigError, loadConfig, type Config } from './config.js';
+import { assertServerConfig, ConfigError, housekeepingOf, loadConfig, type Config } from './config.js';
 import { createEnvironmentsService } from './environments/service.js';
 import type { CreatedEnvironment } from './environments/schemas.js';
 import { systemCaller } from './platform/caller.js';
@@ -42,6 +42,7 @@ async function main() {
     mailFrom: config.mailFrom, trustedProxies: config.trustedProxies, logLevel: config.logLevel,
     metrics, poolStats: database.poolStats,
     metricsExposure: config.metricsPort ? { on: 'own_port' } : { on: 'app', token: config.metricsToken }, encryptionKey,
+    housekeeping: housekeepingOf(config),
   });
   // A key on the embedded database is a developer's; on a shared one, output that is not a terminal goes to a log.
   await bootstrapFirstEnvironment(database.db, app.log, { port: config.port, showKey: embedded || process.stderr.isTTY === true, encryptionKey });

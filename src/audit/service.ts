@@ -2,12 +2,14 @@ import { isIP } from 'node:net';
 import type { Caller } from '../platform/caller.js';
 import type { Clock } from '../platform/clock.js';
 import { sha256 } from '../platform/crypto/tokens.js';
+import { SWEEP_BATCH_SIZE, untilDone } from '../platform/db/batches.js';
 import type { Db } from '../platform/db/database.js';
 import type { PageQuery } from '../platform/http/common-schemas.js';
 import { canonicalJson, jsonByteSize, type JsonObject } from '../platform/json.js';
 import { ProblemError } from '../platform/http/problem.js';
 import { metadataTooLarge } from '../platform/http/problems.js';
 import { METADATA_BUDGET_BYTES } from '../platform/metadata.js';
+import { DAY_MS } from '../platform/maintenance.js';
 import type { Metrics } from '../platform/metrics.js';
 import type { RateLimiter, RateLimitResult } from '../platform/rate-limit.js';
 import {
@@ -34,6 +36,8 @@ export interface AuditDeps {
   auditLogEnabled(environmentId: string): Promise<boolean>;
   /** Which of these user ids (valid uuids) are users of the environment, deleted ones included. */
   existingUserIds(environmentId: string, ids: string[]): Promise<Set<string>>;
+  /** The environments whose events expire (setting `auditRetentionDays`), for the retention sweep. */
+  auditRetentions(): Promise<{ environmentId: string; retentionDays: number }[]>;
   metrics: Pick<Metrics, 'auditAppends'>;
 }
 
@@ -118,7 +122,7 @@ function userReferences(body: AppendAuditEventBody) {
   return refs;
 }
 
-export function createAuditService({ db, clock, limiter, auditLogEnabled, existingUserIds, metrics }: AuditDeps) {
+export function createAuditService({ db, clock, limiter, auditLogEnabled, existingUserIds, auditRetentions, metrics }: AuditDeps) {
   const store = createAuditStore(db);
 
   /** Every rule of an append beyond the schema; throws the first problem found. */
@@ -213,6 +217,20 @@ export function createAuditService({ db, clock, limiter, auditLogEnabled, existi
 
     /** Housekeeping: idempotency keys older than 24 hours may go (a key is kept at least that long). */
     pruneIdempotencyKeys: () => store.deleteIdempotencyKeysBefore(new Date(clock.now().getTime() - IDEMPOTENCY_KEY_TTL_MS)),
+
+    /**
+     * Housekeeping: in each environment with an `auditRetentionDays`, deletes the events both recorded and
+     * occurred longer ago than that (an event backdated on append stays until its recording is that old
+     * too, so a feed reader always has the whole retention to read it), a batch at a time.
+     */
+    async pruneExpiredEvents() {
+      let deleted = 0;
+      for (const { environmentId, retentionDays } of await auditRetentions()) {
+        const cutoff = new Date(clock.now().getTime() - retentionDays * DAY_MS);
+        deleted += await untilDone(() => store.deleteEventsBefore(environmentId, cutoff, SWEEP_BATCH_SIZE));
+      }
+      return deleted;
+    },
   };
 }
 export type AuditService = ReturnType<typeof createAuditService>;

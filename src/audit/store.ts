@@ -1,6 +1,7 @@
 import { sql, type RawBuilder, type Selectable } from 'kysely';
 import { uuidv7 } from 'uuidv7';
-import { jsonb, preparedAs, type Db } from '../platform/db/database.js';
+import { deleteBatch, deleteInBatches } from '../platform/db/batches.js';
+import { inTransaction, jsonb, preparedAs, type Db } from '../platform/db/database.js';
 import type { AuditEventRow } from '../platform/db/tables.js';
 import { toPage } from '../platform/http/pagination.js';
 import type { PageQuery } from '../platform/http/common-schemas.js';
@@ -133,9 +134,21 @@ export function createAuditStore(db: Db) {
       const items = rows.slice(0, limit).map(toAuditEvent);
       return { items, nextAfterSequence: items.at(-1)?.sequence ?? afterSequence, hasMore: rows.length > limit };
     },
+    /**
+     * Retention: deletes up to `limit` events of the environment both recorded and occurred before the
+     * cut-off. The append-only trigger lets a DELETE through only for the environment and cut-off this
+     * transaction names first, so no other statement can remove an event.
+     */
+    deleteEventsBefore: (environmentId: string, cutoff: Date, limit: number) =>
+      inTransaction(db, async (trx) => {
+        await sql`select set_config('gatehouse.audit_retention_environment', ${environmentId}, true),
+                         set_config('gatehouse.audit_retention_before', ${cutoff.toISOString()}, true)`.execute(trx);
+        return deleteBatch(trx, 'audit_events', sql<boolean>`environment_id = ${environmentId}::uuid
+          and occurred_at < ${cutoff}::timestamptz and recorded_at < ${cutoff}::timestamptz`, limit);
+      }),
     /** Keys older than the cutoff, across environments (maintenance). */
     deleteIdempotencyKeysBefore: (cutoff: Date) =>
-      db.deleteFrom('audit_idempotency_keys').where('created_at', '<', cutoff).executeTakeFirst().then((r) => Number(r.numDeletedRows)),
+      deleteInBatches(db, 'audit_idempotency_keys', sql<boolean>`created_at < ${cutoff}::timestamptz`),
   };
 }
 export type AuditStore = ReturnType<typeof createAuditStore>;

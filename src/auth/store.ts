@@ -1,4 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
+import { deleteInBatches } from '../platform/db/batches.js';
 import { preparedAs, type Db } from '../platform/db/database.js';
 
 export type CodePurpose = 'verify_email' | 'reset_password';
@@ -15,7 +16,7 @@ export function createCodesStore(db: Db) {
         code_hash: codeHash, attempts: 0, created_at: now, expires_at: expiresAt, used_at: null,
       })).execute(),
     /** Deletes codes that expired before the cut-off (used or not): they can never work again. */
-    deleteExpired: (before: Date) => db.deleteFrom('verification_codes').where('expires_at', '<', before).execute(),
+    deleteExpired: (before: Date) => deleteInBatches(db, 'verification_codes', sql<boolean>`expires_at < ${before}::timestamptz`),
     /**
      * One statement decides: a matching live code is used up (so it works once, even concurrently);
      * a wrong one counts an attempt, and the fifth wrong attempt burns the code.

@@ -123,6 +123,8 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
     },
     list: () => environments.list().then((all) => all.map(toPublic)),
     count: () => environments.count(),
+    /** Housekeeping: the environments whose audit events expire (setting auditRetentionDays), with their retention. */
+    auditRetentions: () => environments.listAuditRetentions(),
     /** Settings deep-merge into the row as it is under a lock, so concurrent changes never undo each other. */
     async update(id: string, body: UpdateEnvironmentBody): Promise<Environment> {
       const frontendHost = body.frontendHost === undefined ? undefined : normalizeFrontendHost(body.frontendHost);

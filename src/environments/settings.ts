@@ -9,6 +9,11 @@ const Url = Type.String({ format: 'uri', maxLength: 2048 });
 const TEN_YEARS_SECONDS = 315_360_000;
 const Seconds = Type.Integer({ minimum: 1, maximum: TEN_YEARS_SECONDS });
 const Count = (minimum: number) => Type.Integer({ minimum, maximum: 1_000_000 });
+/**
+ * A week at least: an idempotency key (kept a day) never outlives its event, and a feed reader that was
+ * away for a weekend misses nothing. A hundred years at most (null keeps events for good).
+ */
+export const AUDIT_RETENTION_DAYS = { min: 7, max: 36_500 };
 
 export const EnvironmentSettings = Type.Object({
   signUpUrl: Nullable(Url),
@@ -24,6 +29,7 @@ export const EnvironmentSettings = Type.Object({
   }, { additionalProperties: false }),
   invitationRateLimitPerHour: Count(0),
   auditLogEnabled: Type.Boolean(),
+  auditRetentionDays: Nullable(Type.Integer({ minimum: AUDIT_RETENTION_DAYS.min, maximum: AUDIT_RETENTION_DAYS.max })),
   emailVerificationRequired: Type.Boolean(),
   enumerationProtection: Type.Boolean(),
   oauthLinkVerifiedEmails: Type.Boolean(),
@@ -48,6 +54,7 @@ export const DEFAULT_SETTINGS: EnvironmentSettings = Object.freeze({
   passwordPolicy: { minLength: 8, maxLength: 256 },
   invitationRateLimitPerHour: 100,
   auditLogEnabled: true,
+  auditRetentionDays: null,
   emailVerificationRequired: true,
   enumerationProtection: false,
   oauthLinkVerifiedEmails: true,

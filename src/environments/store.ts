@@ -29,6 +29,11 @@ export function createEnvironmentsStore(db: Db) {
       db.selectFrom('environments').selectAll().where((eb) => eb(eb.fn('lower', ['frontend_host']), '=', host.toLowerCase()))
         .executeTakeFirst().then((r) => r && toEnvironment(r)),
     list: () => db.selectFrom('environments').selectAll().orderBy('id').execute().then((rows) => rows.map(toEnvironment)),
+    /** Environments that set an audit retention (the default, null, keeps events for good). */
+    listAuditRetentions: () =>
+      db.selectFrom('environments').select(['id', sql<number>`(settings->>'auditRetentionDays')::integer`.as('days')])
+        .where(sql<boolean>`jsonb_typeof(settings->'auditRetentionDays') = 'number'`).orderBy('id').execute()
+        .then((rows) => rows.map((row) => ({ environmentId: row.id, retentionDays: row.days }))),
     count: () => db.selectFrom('environments').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((r) => Number(r.n)),
     /** Undefined when no such environment; 'host_taken' when the new host belongs to another one. */
     async update(id: string, values: { name?: string; frontendHost?: string; overrides?: JsonObject }, now: Date) {

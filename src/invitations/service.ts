@@ -52,9 +52,10 @@ export function createInvitationsService({ db, clock, mailer, limiter, environme
     if (!hit.allowed) throw invitationRateLimited(hit.retryAfterSeconds);
   }
 
-  async function mail(env: EnvironmentRecord, signUpUrl: string, token: string, invitation: Invitation, redirectUrl: string | null) {
+  /** Queues the mail in the transaction that stores the token: the link goes out if and only if the token is stored. */
+  async function mail(trx: Db, env: EnvironmentRecord, signUpUrl: string, token: string, invitation: Invitation, redirectUrl: string | null) {
     const link = invitationLink(signUpUrl, token, redirectUrl);
-    await mailer.send(env.id, invitationMail(invitation.email, env.name, link, new Date(invitation.expiresAt)));
+    await mailer.send(env.id, invitationMail(invitation.email, env.name, link, new Date(invitation.expiresAt)), trx);
   }
 
   async function existing(environmentId: string, invitationId: string) {
@@ -93,13 +94,13 @@ export function createInvitationsService({ db, clock, mailer, limiter, environme
           expiresAt: new Date(now.getTime() + (body.expiresInDays ?? DEFAULT_EXPIRES_IN_DAYS) * DAY_MS),
           publicMetadata: body.publicMetadata, privateMetadata: body.privateMetadata,
         }, now);
+        await mail(trx, env, signUpUrl, token, created, redirectUrl);
         for (const replaced of retired.filter((r) => r.status === 'REVOKED')) {
           await record(trx, environmentId, 'invitation.revoked', replaced.id, by, { reason: 'replaced', replacedBy: created.id });
         }
         await record(trx, environmentId, 'invitation.created', created.id, by, { expiresAt: created.expiresAt });
         return created;
       });
-      await mail(env, signUpUrl, token, invitation, redirectUrl);
       return toSummary(invitation);
     },
 
@@ -133,11 +134,13 @@ export function createInvitationsService({ db, clock, mailer, limiter, environme
       const token = randomToken('inv_');
       const updated = await inTransaction(db, async (trx) => {
         const done = await createInvitationsStore(trx).replaceToken(environmentId, invitationId, sha256(token), clock.now());
-        if (done) await record(trx, environmentId, 'invitation.resent', invitationId, by);
+        if (done) {
+          await mail(trx, env, signUpUrl, token, done.invitation, done.redirectUrl);
+          await record(trx, environmentId, 'invitation.resent', invitationId, by);
+        }
         return done;
       });
       if (!updated) return explainNotPending(environmentId, invitationId);
-      await mail(env, signUpUrl, token, updated.invitation, updated.redirectUrl);
       return toSummary(updated.invitation);
     },
 

@@ -1,5 +1,6 @@
 import { sql, type ExpressionBuilder, type Selectable } from 'kysely';
 import { uuidv7 } from 'uuidv7';
+import { SWEEP_BATCH_SIZE, untilDone } from '../platform/db/batches.js';
 import type { Db } from '../platform/db/database.js';
 import { containsPattern, jsonb } from '../platform/db/database.js';
 import type { InvitationRow, Tables } from '../platform/db/tables.js';
@@ -94,10 +95,11 @@ export function createInvitationsStore(db: Db) {
       db.updateTable('invitations').where('environment_id', '=', environmentId).where('id', '=', id)
         .set({ public_metadata: jsonb(bags.publicMetadata), private_metadata: jsonb(bags.privateMetadata), updated_at: now })
         .returningAll().executeTakeFirstOrThrow().then((row) => toInvitation(row, now)),
-    /** Housekeeping: stores EXPIRED for pending invitations past their expiry (reads never wait for this). */
-    expireOverdue: (now: Date) =>
-      db.updateTable('invitations').where('status', '=', 'PENDING').where('expires_at', '<=', now)
-        .set({ status: 'EXPIRED', updated_at: now }).execute(),
+    /** Housekeeping: stores EXPIRED for pending invitations past their expiry (reads never wait for this), a batch at a time. */
+    expireOverdue: (now: Date) => untilDone(() =>
+      sql`update invitations set status = 'EXPIRED', updated_at = ${now}::timestamptz
+          where ctid = any(array(select ctid from invitations where status = 'PENDING' and expires_at <= ${now}::timestamptz limit ${SWEEP_BATCH_SIZE}))
+            and status = 'PENDING' and expires_at <= ${now}::timestamptz`.execute(db).then((r) => Number(r.numAffectedRows ?? 0n))),
   };
 }
 export type InvitationsStore = ReturnType<typeof createInvitationsStore>;

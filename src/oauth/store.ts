@@ -1,5 +1,6 @@
 import { sql, type Selectable } from 'kysely';
 import { uuidv7 } from 'uuidv7';
+import { deleteInBatches } from '../platform/db/batches.js';
 import type { Db } from '../platform/db/database.js';
 import type { OAuthProviderRow, UserIdentityRow } from '../platform/db/tables.js';
 import type { ProviderType } from './schemas.js';
@@ -60,7 +61,7 @@ export function createStatesStore(db: Db) {
         .where('environment_id', '=', environmentId).where('state_hash', '=', stateHash)
         .where('used_at', 'is', null).where('expires_at', '>', now)
         .returning(['provider_id', 'browser_hash', 'secrets_sealed', 'redirect_url']).executeTakeFirst(),
-    deleteExpired: (before: Date) => db.deleteFrom('oauth_states').where('expires_at', '<', before).execute(),
+    deleteExpired: (before: Date) => deleteInBatches(db, 'oauth_states', sql<boolean>`expires_at < ${before}::timestamptz`),
   };
 }
 

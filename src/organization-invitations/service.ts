@@ -68,6 +68,7 @@ export function createOrganizationInvitationsService({ db, clock, mailer, limite
       if (!hit.allowed) throw organizationInvitationRateLimited(hit.retryAfterSeconds);
       const email = normalizeEmail(body.email);
       const token = randomToken('orginv_');
+      const acceptUrl = settings.invitationAcceptUrl;
       const invitation = await inTransaction(db, async (trx) => {
         const txStore = createOrganizationInvitationsStore(trx);
         const now = clock.now();
@@ -77,12 +78,12 @@ export function createOrganizationInvitationsService({ db, clock, mailer, limite
         const created = await txStore.insert(environmentId, {
           organizationId, email, role: body.role, tokenHash: sha256(token), inviterUserId: inviterId, expiresAt: new Date(now.getTime() + EXPIRES_IN_MS),
         }, now);
+        // Queued with the token it carries: the mail goes out if and only if the invitation is stored.
+        if (acceptUrl) await mailer.send(environmentId, organizationInvitationMail(email, organizationName, body.role, acceptLink(acceptUrl, token), new Date(created.expiresAt)), trx);
         for (const id of replaced) await record(trx, environmentId, 'organization_invitation.revoked', organizationId, id, by, { reason: 'replaced', replacedBy: created.id });
         await record(trx, environmentId, 'organization_invitation.created', organizationId, created.id, by, { role: body.role });
         return created;
       });
-      const acceptUrl = settings.invitationAcceptUrl;
-      if (acceptUrl) await mailer.send(environmentId, organizationInvitationMail(email, organizationName, body.role, acceptLink(acceptUrl, token), new Date(invitation.expiresAt)));
       const { id, expiresAt } = invitation;
       return { id, organizationId, email, role: body.role, token, expiresAt, emailDelivery: acceptUrl ? 'dispatched' : 'not_configured' };
     },

@@ -2,9 +2,22 @@ import type { FastifyInstance } from 'fastify';
 
 export type MaintenanceTasks = Record<string, () => Promise<unknown>>;
 
+/** How often housekeeping runs and how long it keeps what is over (GATEHOUSE_HOUSEKEEPING_* and GATEHOUSE_RETENTION_*). */
+export interface Housekeeping {
+  intervalSeconds: number;
+  /** Sessions are deleted this long after they ended (revoked, or past their absolute expiry). */
+  sessionRetentionDays: number;
+  /** Delivered and failed mail (its record, the bodies are gone at once) is deleted this long after it was queued. */
+  outboxRetentionDays: number;
+}
+
+export const HOUSEKEEPING_DEFAULTS: Housekeeping = Object.freeze({ intervalSeconds: 600, sessionRetentionDays: 30, outboxRetentionDays: 7 });
+
+export const DAY_MS = 86_400_000;
+
 /**
- * Runs housekeeping (pruning spent rate-limit windows and codes) every `intervalMs` while the app is up.
- * Every process may run it: each task is an idempotent delete. A failing task is logged, never thrown.
+ * Runs housekeeping (pruning what is spent or past its retention) every `intervalMs` while the app is up.
+ * Every process may run it: each task is an idempotent delete (in batches). A failing task is logged, never thrown.
  */
 export function scheduleMaintenance(app: Pick<FastifyInstance, 'addHook' | 'log'>, tasks: MaintenanceTasks, intervalMs = 10 * 60_000) {
   let timer: NodeJS.Timeout | undefined;

@@ -24,7 +24,7 @@ export function createMetrics() {
     signIns: counter('gatehouse_sign_ins_total', 'Password sign-ins by result: success, failure (wrong password, banned, unverified, locked or unknown)', ['result']),
     lockouts: counter('gatehouse_lockouts_total', 'Accounts locked after repeated wrong passwords', []),
     rateLimited: counter('gatehouse_rate_limited_total', 'Hits refused by a rate limit (429, or a refused code try), by limit', ['limit']),
-    mail: counter('gatehouse_mail_total', 'Mail by outcome: sent and failed (SMTP), queued (the outbox, without SMTP)', ['outcome']),
+    mail: counter('gatehouse_mail_total', 'Mail by outcome: queued (written to the outbox), sent, retried (an attempt failed, another is due), failed (given up)', ['outcome']),
     impersonationMints: counter('gatehouse_impersonation_mints_total', 'Impersonation tokens minted (success) or refused for the monthly quota (quota_exhausted)', ['result']),
     impersonationRedeems: counter('gatehouse_impersonation_redeems_total', 'Impersonation redeems by result: success, or the problem code of the refusal (invalid_token, user_not_active, ...)', ['result']),
     oauthSignIns: counter('gatehouse_oauth_sign_ins_total', 'External sign-in callbacks by provider type and result: success, or the error code the browser was sent back with', ['provider_type', 'result']),
@@ -46,5 +46,28 @@ export function watchPool(metrics: Metrics, stats: () => PoolStats) {
   new Gauge({
     name: 'gatehouse_db_pool_waiting', help: 'Queries waiting for a database connection', registers: [metrics.registry],
     collect() { this.set(stats().waiting); },
+  });
+}
+
+/**
+ * Gauges of mail waiting in the outbox, read from the database at each scrape (so every process reports
+ * the whole backlog). A scrape while the database is down keeps the last values.
+ */
+export function watchMailBacklog(metrics: Metrics, backlog: () => Promise<{ pending: number; oldestQueuedAt: Date | null }>, now: () => Date) {
+  const read = () => backlog().catch(() => undefined);
+  new Gauge({
+    name: 'gatehouse_mail_pending', help: 'Mail in the outbox waiting for delivery (SMTP configured)', registers: [metrics.registry],
+    async collect() {
+      const current = await read();
+      if (current) this.set(current.pending);
+    },
+  });
+  new Gauge({
+    name: 'gatehouse_mail_oldest_pending_seconds', help: 'Age of the oldest mail waiting for delivery (0 when none): alert when it grows',
+    registers: [metrics.registry],
+    async collect() {
+      const current = await read();
+      if (current) this.set(current.oldestQueuedAt ? Math.max(0, (now().getTime() - current.oldestQueuedAt.getTime()) / 1000) : 0);
+    },
   });
 }

@@ -1,5 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Clock } from './clock.js';
+import { deleteInBatches } from './db/batches.js';
 import type { Db } from './db/database.js';
 import type { Metrics } from './metrics.js';
 
@@ -68,7 +69,7 @@ export function createRateLimiter(db: Db, clock: Clock, metrics?: Pick<Metrics, 
     },
     /** Deletes windows that ended long ago; no limit uses a window over a day, so two days is safe. */
     pruneOldWindows: () =>
-      db.deleteFrom('rate_limit_windows').where('window_start', '<', new Date(clock.now().getTime() - 2 * 86_400_000)).execute(),
+      deleteInBatches(db, 'rate_limit_windows', sql<boolean>`window_start < ${new Date(clock.now().getTime() - 2 * 86_400_000)}::timestamptz`),
     /** Gives back a hit that turned out not to count (a reserved attempt that succeeded). */
     release: (environmentId: string, bucket: string, hit: RateLimitResult) =>
       releaseStatement(environmentId, bucket, hit).execute(db).then(() => undefined),

@@ -7,6 +7,7 @@ import { inTransaction, type Db } from '../platform/db/database.js';
 import type { SessionContext } from '../platform/http/planes.js';
 import { ProblemError } from '../platform/http/problem.js';
 import type { JsonObject } from '../platform/json.js';
+import { DAY_MS } from '../platform/maintenance.js';
 import type { ListSessionsQuery, SessionActor } from './schemas.js';
 import { createSessionsStore, insertSessionAfterStatement, toStarted, type NewSession } from './store.js';
 
@@ -115,6 +116,8 @@ export function createSessionsService({ db, clock }: { db: Db; clock: Clock }) {
     isLive: (environmentId: string, userId: string, sessionId: string) => store.isLive(environmentId, userId, sessionId, clock.now()),
     listForUser: (environmentId: string, userId: string, query: ListSessionsQuery) =>
       store.listForUser(environmentId, userId, query, clock.now()),
+    /** Housekeeping: sessions that ended (revoked, or past their absolute expiry) more than `retentionDays` ago. */
+    pruneEnded: (retentionDays: number) => store.deleteEndedBefore(new Date(clock.now().getTime() - retentionDays * DAY_MS)),
   };
 }
 export type SessionsService = ReturnType<typeof createSessionsService>;

@@ -1,4 +1,5 @@
 import { sql, type Selectable } from 'kysely';
+import { deleteInBatches } from '../platform/db/batches.js';
 import { jsonb, type Db } from '../platform/db/database.js';
 import type { SessionRow } from '../platform/db/tables.js';
 import { toPage } from '../platform/http/pagination.js';
@@ -86,6 +87,14 @@ export function createSessionsStore(db: Db) {
       const rows = await q.orderBy('id').limit(query.limit + 1).execute();
       return toPage(rows.map((r) => toSession(r, now)), query.limit);
     },
+    /**
+     * Housekeeping, in every environment: sessions revoked, or past their absolute expiry, before the
+     * cut-off (two index range scans). A session that ended by idling goes once its absolute expiry is
+     * that old too.
+     */
+    deleteEndedBefore: async (cutoff: Date) =>
+      await deleteInBatches(db, 'sessions', sql<boolean>`expires_at < ${cutoff}::timestamptz`)
+      + await deleteInBatches(db, 'sessions', sql<boolean>`revoked_at < ${cutoff}::timestamptz`),
   };
 }
 

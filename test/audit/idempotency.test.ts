@@ -153,7 +153,7 @@ describe('idempotency key retention', () => {
     const env = await t.given.environment();
     t.clock.set(LONG_AGO);
     const audit = createAuditService({
-      db: t.db, clock: t.clock, limiter: createRateLimiter(t.db, t.clock), auditLogEnabled: async () => true, existingUserIds: async () => new Set(), metrics: createMetrics(),
+      db: t.db, clock: t.clock, limiter: createRateLimiter(t.db, t.clock), auditLogEnabled: async () => true, existingUserIds: async () => new Set(), auditRetentions: async () => [], metrics: createMetrics(),
     });
     const old = await append(t, env, eventBody(t), 'old');
     t.clock.advance(2 * HOUR);

@@ -23,6 +23,7 @@ const DEFAULT_SETTINGS = {
   passwordPolicy: { minLength: 8, maxLength: 256 },
   invitationRateLimitPerHour: 100,
   auditLogEnabled: true,
+  auditRetentionDays: null,
   emailVerificationRequired: true,
   enumerationProtection: false,
   oauthLinkVerifiedEmails: true,

@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import type { KyselyPlugin } from 'kysely';
+import pg from 'pg';
 import { buildApp, type AppOptions } from '../../src/app.js';
 import { createTestClock, type TestClock } from '../../src/platform/clock.js';
 import { openDatabase, type Database, type Db } from '../../src/platform/db/database.js';
@@ -38,12 +40,40 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** Opens the suite's database: PostgreSQL when TEST_DATABASE_URL is set, else a fresh in-memory PGlite. */
-export async function openTestDatabase(): Promise<Database> {
+/**
+ * Opens the suite's database: PostgreSQL when TEST_DATABASE_URL is set, else a fresh in-memory PGlite.
+ * With `own`, a file that sweeps or sends every environment's rows (housekeeping, the mail worker) gets
+ * a PostgreSQL database of its own, created here and dropped on close, so it never touches another
+ * file's rows on the shared one (PGlite is always the file's own).
+ */
+export async function openTestDatabase(options: { own?: boolean } = {}): Promise<Database> {
   const url = process.env.TEST_DATABASE_URL;
+  if (url && options.own) return openOwnDatabase(url);
   const database = await openDatabase(url ? { url, poolSize: 5 } : { dataDir: undefined });
   await migrate(database.db);
   return database;
+}
+
+async function openOwnDatabase(testDatabaseUrl: string): Promise<Database> {
+  const name = `gatehouse_own_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: testDatabaseUrl });
+  await admin.connect();
+  try {
+    await admin.query(`create database ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const database = await openDatabase({ url: Object.assign(new URL(testDatabaseUrl), { pathname: `/${name}` }).toString(), poolSize: 5 });
+  await migrate(database.db);
+  return {
+    ...database,
+    close: async () => {
+      await database.close();
+      const dropper = new pg.Client({ connectionString: testDatabaseUrl });
+      await dropper.connect();
+      await dropper.query(`drop database if exists ${name} with (force)`).finally(() => dropper.end());
+    },
+  };
 }
 
 function caller(app: FastifyInstance, prefix: string, headers: Record<string, string>): Caller {
@@ -62,9 +92,12 @@ function caller(app: FastifyInstance, prefix: string, headers: Record<string, st
   };
 }
 
-/** `plugin` sees every statement the app runs (to count round trips); the test's own `t.db` goes around it. */
-export async function startTestApp(options: Partial<AppOptions> = {}, { plugin }: { plugin?: KyselyPlugin } = {}): Promise<TestApp> {
-  const database = await openTestDatabase();
+/**
+ * The app over a fresh test database (see openTestDatabase for `ownDatabase`). `plugin` sees every
+ * statement the app runs (to count round trips); the test's own `t.db` goes around it.
+ */
+export async function startTestApp(options: Partial<AppOptions> = {}, { ownDatabase = false, plugin }: { ownDatabase?: boolean; plugin?: KyselyPlugin } = {}): Promise<TestApp> {
+  const database = await openTestDatabase({ own: ownDatabase });
   const clock = createTestClock();
   const app = await buildApp({ db: plugin ? database.db.withPlugin(plugin) : database.db, notifications: database.notifications, poolStats: database.poolStats, clock, publicPort: TEST_PORT, adminToken: ADMIN_TOKEN, logLevel: process.env.TEST_LOG_LEVEL ?? 'silent', encryptionKey: TEST_ENCRYPTION_KEY, ...options });
   await app.ready();

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, housekeepingOf, loadConfig } from '../../src/config.js';
 
 function configError(env: NodeJS.ProcessEnv): string {
   try {
@@ -22,6 +22,7 @@ describe('configuration from environment variables', () => {
     expect(loadConfig({})).toEqual({
       port: 3000, host: 'localhost', dataDir: './data', databaseUrl: undefined, adminToken: undefined, smtpUrl: undefined,
       mailFrom: 'Gatehouse <no-reply@gatehouse.localhost>', trustedProxies: [], logLevel: 'info',
+      housekeepingIntervalSeconds: 600, retentionSessionsDays: 30, retentionOutboxDays: 7,
     });
   });
 
@@ -77,6 +78,23 @@ describe('configuration from environment variables', () => {
       '  GATEHOUSE_METRICS_TOKEN: must be at least 16 characters long (value hidden, 9 characters)',
     ]);
     expect(configError({ GATEHOUSE_METRICS_PORT: '94e2' })).toContain('GATEHOUSE_METRICS_PORT: must be an integer from 1 to 65535 (got "94e2")');
+  });
+
+  it('reads the housekeeping interval and the retentions of sessions and delivered mail', () => {
+    const config = loadConfig({ GATEHOUSE_HOUSEKEEPING_INTERVAL_SECONDS: '60', GATEHOUSE_RETENTION_SESSIONS_DAYS: '90', GATEHOUSE_RETENTION_OUTBOX_DAYS: '1' });
+    expect(config).toMatchObject({ housekeepingIntervalSeconds: 60, retentionSessionsDays: 90, retentionOutboxDays: 1 });
+    expect(housekeepingOf(config)).toEqual({ intervalSeconds: 60, sessionRetentionDays: 90, outboxRetentionDays: 1 });
+  });
+
+  it('refuses a retention or interval out of bounds, not whole, or empty, naming the bounds', () => {
+    const message = configError({ GATEHOUSE_HOUSEKEEPING_INTERVAL_SECONDS: '5', GATEHOUSE_RETENTION_SESSIONS_DAYS: '0', GATEHOUSE_RETENTION_OUTBOX_DAYS: '1.5' });
+    expect(message.split('\n').slice(1)).toEqual([
+      '  GATEHOUSE_HOUSEKEEPING_INTERVAL_SECONDS: must be a whole number of seconds from 10 to 86400 (got "5")',
+      '  GATEHOUSE_RETENTION_SESSIONS_DAYS: must be a whole number of days from 1 to 3650 (got "0")',
+      '  GATEHOUSE_RETENTION_OUTBOX_DAYS: must be a whole number of days from 1 to 3650 (got "1.5")',
+    ]);
+    expect(configError({ GATEHOUSE_RETENTION_SESSIONS_DAYS: '3651' })).toContain('GATEHOUSE_RETENTION_SESSIONS_DAYS: must be a whole number of days from 1 to 3650 (got "3651")');
+    expect(configError({ GATEHOUSE_RETENTION_OUTBOX_DAYS: '' })).toContain('GATEHOUSE_RETENTION_OUTBOX_DAYS: must be a whole number of days from 1 to 3650 (got "")');
   });
 
   it('refuses a URL that only starts like one', () => {

@@ -54,8 +54,8 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, users }:
     });
   }
 
-  /** Tells the owner after a reset; carries no code or password. */
-  function mailPasswordChanged(env: AuthEnvironment, user: User) {
+  /** Tells the owner of a reset, in the reset's transaction (the notice goes out if and only if it commits); carries no code or password. */
+  function mailPasswordChanged(trx: Db, env: AuthEnvironment, user: User) {
     const notice = `The password of your account ${user.email} was changed at ${user.updatedAt} with a reset code sent to this address, and every session was signed out.`;
     const ifNotYou = 'If you did not do this, ask for a new reset code at once and tell your administrator.';
     return mailer.send(env.id, {
@@ -63,7 +63,7 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, users }:
       subject: 'Your password was changed',
       text: `${notice} ${ifNotYou}`,
       html: `<p>${escapeHtml(notice)}</p><p>${escapeHtml(ifNotYou)}</p>`,
-    });
+    }, trx);
   }
 
   /**
@@ -94,6 +94,7 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, users }:
       const revokedSessions = await revokeAllSessions(trx, env.id, userId, now);
       const started = await startSession(trx, env.id, userId, env.settings.session, origin, now);
       if (!started) throw invalidCode(); // cannot happen: the user row is locked and active; roll everything back
+      await mailPasswordChanged(trx, env, user);
       await recordOwnEvent(trx, env.id, {
         action: 'user.password_reset', ...userCaller(userId, origin),
         targets: [{ type: 'user', id: userId }, { type: 'session', id: started.session.id }], metadata: { revokedSessions },
@@ -151,7 +152,6 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, users }:
       if (!found || found.user.status !== 'active') throw invalidCode();
       const reset = await withinCodeBudget(env, found.user.id, () => applyReset(env, found.user.id, body.code, passwordHash, origin));
       if (!reset) throw invalidCode();
-      await mailPasswordChanged(env, reset.user);
       return { user: toClientUser(reset.user), session: reset.session, token: reset.token };
     },
   };

@@ -32,9 +32,12 @@ export interface VerificationCodeRow {
   attempts: Generated<number>; created_at: Date; expires_at: Date; used_at: Date | null;
 }
 
+export type OutboxStatus = 'caught' | 'pending' | 'sent' | 'failed';
+
 export interface OutboxMessageRow {
   environment_id: string; id: string; to_address: string; subject: string; text_body: string; html_body: string;
-  created_at: Date;
+  created_at: Date; status: OutboxStatus; attempts: Generated<number>; next_attempt_at: Date | null;
+  last_error: string | null; finished_at: Date | null;
 }
 
 export interface RateLimitWindowRow {

@@ -1633,6 +1633,7 @@ export interface components {
             };
             invitationRateLimitPerHour: number;
             auditLogEnabled: boolean;
+            auditRetentionDays: number | null;
             emailVerificationRequired: boolean;
             enumerationProtection: boolean;
             oauthLinkVerifiedEmails: boolean;
