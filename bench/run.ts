@@ -6,7 +6,7 @@ import { installCleanup, stopAllChildren } from './lib/children.js';
 
 interface Bench {
   description: string;
-  run(): Promise<void>;
+  run(): Promise<unknown>;
 }
 
 const registry: Record<string, () => Promise<Bench>> = {
