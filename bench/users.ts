@@ -12,12 +12,13 @@ import { measureHashRate, type HashRateResult } from './lib/hashrate.js';
 import { BENCH_ENCRYPTION_KEY, envNumber, expectStatus } from './lib/config.js';
 import { http } from './lib/http.js';
 import { loadLine, medianOfRounds, timedWithCpu, type Latency } from './lib/latency.js';
+import type { LoadSpec } from './lib/load.js';
 import { machineInfo, machineLine, markdownTable, writeResults, type Row } from './lib/report.js';
 import { compare, cpuOf, interleaved, markdownComparisons, median, roundsFromEnv, type RoundFigures } from './lib/rounds.js';
 import { seedUsers } from './lib/seed.js';
 import { startServer, type RunningServer } from './lib/server.js';
 import { entryFromComparison, type SummaryEntry } from './lib/summary.js';
-import { getUserLoad, rotation, signInLoad, USERS_ENVIRONMENT_SETTINGS, USERS_PASSWORD, type LoadSpec } from './lib/user-loads.js';
+import { getUserLoad, rotation, signInLoad, USERS_ENVIRONMENT_SETTINGS, USERS_PASSWORD } from './lib/user-loads.js';
 
 export const description = 'Users Server API (get, create, metadata PATCH), client sign-in, vs a bare Fastify+pg server and raw argon2id';
 

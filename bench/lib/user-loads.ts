@@ -2,16 +2,13 @@
  * The users bench's GET user and sign-in loads, shared with the history bench so that both measure
  * exactly the same requests.
  */
-import type { LoadOptions } from './load.js';
+import type { LoadSpec } from './load.js';
 
 /** What a bench environment needs for sign-in loads: no email verification, and no IP lockout (all load comes from one IP). */
 export const USERS_ENVIRONMENT_SETTINGS = { emailVerificationRequired: false, lockout: { ipMaxFailures: 1_000_000 } };
 
 /** Every seeded user has this password. */
 export const USERS_PASSWORD = 'bench-Password-42!';
-
-/** A load's request shape; the runner adds the URL, connections and durations. */
-export type LoadSpec = Omit<LoadOptions, 'url' | 'connections' | 'durationSeconds' | 'warmupSeconds' | 'beforeMeasure'>;
 
 /** A shuffled endless walk over `count` items, so consecutive requests hit unrelated rows. */
 export function rotation(count: number): () => number {
