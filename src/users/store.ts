@@ -54,8 +54,10 @@ export function createUsersStore(db: Db) {
         throw err;
       }
     },
+    /** The Server API's hottest read: a prepared statement, parsed and planned once per connection. */
     find: (environmentId: string, userId: string) =>
-      rowById(environmentId, userId).executeTakeFirst().then((row) => row && toUser(row)),
+      sql<Selectable<UserRow>>`${preparedAs('user_by_id')} select * from users where environment_id = ${environmentId}::uuid and id = ${userId}::uuid`
+        .execute(db).then(({ rows: [row] }) => row && toUser(row)),
     /** Which of these ids (valid uuids) are users of the environment, deleted ones included. */
     findExistingIds: (environmentId: string, ids: string[]) =>
       db.selectFrom('users').select('id').where('environment_id', '=', environmentId).where('id', 'in', ids)
