@@ -173,7 +173,16 @@ describe('GET /api/server/v1/users and POST /api/server/v1/users/search', () => 
         expect(emailsOf(await searched(words, { emailSearch: 'lovelace.ada' }))).toEqual(['lovelace.ada@example.com']);
       });
 
-      it('matches a search of more than three words only where all of them stand together', async () => {
+      it('matches a word that ends at a separator in the search inside longer words of the email too, as a substring', async () => {
+        const domains = await t.given.environment();
+        for (const email of ['x@acme1.com', 'y@acme12.com', 'z@xacme1.com']) await createUser(t, domains, { email });
+        expect(emailsOf(await searched(domains, { emailSearch: 'acme1.com' }))).toEqual(['x@acme1.com', 'z@xacme1.com']);
+        expect(emailsOf(await searched(domains, { emailSearch: '@acme1.com' }))).toEqual(['x@acme1.com']);
+        expect(emailsOf(await searched(domains, { emailSearch: 'acme1' }))).toEqual(['x@acme1.com', 'y@acme12.com', 'z@xacme1.com']);
+        expect(emailsOf(await searched(domains, { emailSearch: 'cme1.c' }))).toEqual(['x@acme1.com', 'z@xacme1.com']);
+      });
+
+      it('matches a search of more words than the index is asked for only where all of them stand together', async () => {
         expect(emailsOf(await searched(words, { emailSearch: 'bbb.ccc.ddd.eee@' }))).toEqual(['aaa.bbb.ccc.ddd.eee@example.com']);
         expect(emailsOf(await searched(words, { emailSearch: 'aaa.bbb.ccc.ddd.eee.fff' }))).toEqual([]);
       });
