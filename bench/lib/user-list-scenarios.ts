@@ -46,6 +46,8 @@ export function userListScenarios(samples: Samples): UserListScenario[] {
       (i) => ({ emailSearch: i === 0 ? 'globex17.com' : `${pick(COMPANY_WORDS, i)}${rand(COMPANY_NUMBERS)}.com` }), true),
     scenario('email-name', 'email: first.last (0.04%)', 'GET', '`?emailSearch=ada.lovelace` (rotates over 2,500 names)',
       (i) => ({ emailSearch: i === 0 ? 'ada.lovelace' : `${pick(FIRST_NAMES, i)}.${pick(LAST_NAMES, i)}` }), true),
+    scenario('email-fragment', 'email: a first name and an initial, as typed (0.2%)', 'GET', '`?emailSearch=jean.t` (rotates over names and initials)',
+      (i) => ({ emailSearch: i === 0 ? 'jean.t' : `${pick(FIRST_NAMES, i)}.${pick(LAST_NAMES, i)[0]}` }), true),
     scenario('email-address', 'email: a whole address (1 user)', 'GET', '`?emailSearch=<an address>` (rotates over 200 users)',
       (i) => ({ emailSearch: pick(samples.emails, i) }), true),
     scenario('email-sampled', 'email: an address in the statistics sample', 'GET', '`?emailSearch=<an address the planner sampled>`',
