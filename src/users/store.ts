@@ -184,7 +184,7 @@ const INDEXED_WORDS = 4;
  * themselves. Each word of the search (letters and digits) goes to the trigram index with the separators
  * around it, as a LIKE of its own, and strpos checks the whole search. One LIKE of the whole search is
  * slower: GIN drives it from its single rarest trigram and checks every candidate against all the others,
- * many shared by most emails (" co", "om " around ".com"); finding one address read 12 times the index
+ * many shared by most emails (" co", "om " around ".com"); finding one address read 6 times the index
  * pages, where separate LIKEs are each narrowed first. The separators stay with their word because pg_trgm
  * marks where words start and end ("acme1." is one domain, "acme1" starts 111). A search that is a single
  * such word needs no strpos, which the planner cannot estimate (it guesses 1 in 3). Without a word long
