@@ -175,6 +175,30 @@ export function createUsersStore(db: Db) {
 }
 export type UsersStore = ReturnType<typeof createUsersStore>;
 
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+const toCredentials = (row: Selectable<UserRow> | undefined): Credentials | undefined =>
+  row && { user: toUser(row), passwordHash: row.password_hash };
+
+export const toUser = (row: Selectable<UserRow>): User => ({
+  id: row.id,
+  environmentId: row.environment_id,
+  name: row.name,
+  firstName: row.first_name,
+  lastName: row.last_name,
+  locale: row.locale as User['locale'],
+  status: row.status,
+  registrationState: row.registration_state,
+  createdAt: row.created_at.toISOString(),
+  updatedAt: row.updated_at.toISOString(),
+  email: row.email,
+  emailVerifiedAt: iso(row.email_verified_at),
+  deletedAt: iso(row.deleted_at),
+  publicMetadata: row.public_metadata,
+  privateMetadata: row.private_metadata,
+  unsafeMetadata: row.unsafe_metadata,
+});
+
 // At most this many words of a search go to the trigram index: enough to narrow it to the matches, few
 // enough to plan fast (the planner estimates each against the statistics sample).
 const INDEXED_WORDS = 4;
@@ -213,27 +237,3 @@ function trigramWords(needle: string): string[] {
   }
   return words.sort((a, b) => b.size - a.size).map((w) => w.text);
 }
-
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
-
-const toCredentials = (row: Selectable<UserRow> | undefined): Credentials | undefined =>
-  row && { user: toUser(row), passwordHash: row.password_hash };
-
-export const toUser = (row: Selectable<UserRow>): User => ({
-  id: row.id,
-  environmentId: row.environment_id,
-  name: row.name,
-  firstName: row.first_name,
-  lastName: row.last_name,
-  locale: row.locale as User['locale'],
-  status: row.status,
-  registrationState: row.registration_state,
-  createdAt: row.created_at.toISOString(),
-  updatedAt: row.updated_at.toISOString(),
-  email: row.email,
-  emailVerifiedAt: iso(row.email_verified_at),
-  deletedAt: iso(row.deleted_at),
-  publicMetadata: row.public_metadata,
-  privateMetadata: row.private_metadata,
-  unsafeMetadata: row.unsafe_metadata,
-});
