@@ -17,6 +17,7 @@ const registry: Record<string, () => Promise<Bench>> = {
   impersonation: () => import('./impersonation.js'),
   tokens: () => import('./tokens.js'),
   oauth: () => import('./oauth.js'),
+  'users-list': () => import('./users-list.js'),
 };
 
 function usage(): string {

@@ -156,6 +156,46 @@ describe('GET /api/server/v1/users and POST /api/server/v1/users/search', () => 
       expect(inBody.properties.errors[0].path).toBe('/body/emailSearch');
     });
 
+    describe('a search made of several words', () => {
+      let words: TestEnv;
+      beforeAll(async () => {
+        words = await t.given.environment();
+        for (const email of ['ada.lovelace@example.com', 'ada.x.lovelace@example.com', 'lovelace.ada@example.com', 'ada-lovelace@example.com',
+          'aaa.bbb.ccc.ddd.eee@example.com', 'eee.ddd.ccc.bbb.aaa@example.com']) {
+          await createUser(t, words, { email });
+        }
+      });
+
+      it('matches the words only in the order and with the separators of the search', async () => {
+        expect(emailsOf(await listed(words, '?emailSearch=ada.lovelace'))).toEqual(['ada.lovelace@example.com']);
+        expect(emailsOf(await searched(words, { emailSearch: 'Ada.Lovelace@Example.com' }))).toEqual(['ada.lovelace@example.com']);
+        expect(emailsOf(await searched(words, { emailSearch: 'ada-lovelace' }))).toEqual(['ada-lovelace@example.com']);
+        expect(emailsOf(await searched(words, { emailSearch: 'lovelace.ada' }))).toEqual(['lovelace.ada@example.com']);
+      });
+
+      it('matches a word that ends at a separator in the search inside longer words of the email too, as a substring', async () => {
+        const domains = await t.given.environment();
+        for (const email of ['x@acme1.com', 'y@acme12.com', 'z@xacme1.com']) await createUser(t, domains, { email });
+        expect(emailsOf(await searched(domains, { emailSearch: 'acme1.com' }))).toEqual(['x@acme1.com', 'z@xacme1.com']);
+        expect(emailsOf(await searched(domains, { emailSearch: '@acme1.com' }))).toEqual(['x@acme1.com']);
+        expect(emailsOf(await searched(domains, { emailSearch: 'acme1' }))).toEqual(['x@acme1.com', 'y@acme12.com', 'z@xacme1.com']);
+        expect(emailsOf(await searched(domains, { emailSearch: 'cme1.c' }))).toEqual(['x@acme1.com', 'z@xacme1.com']);
+      });
+
+      it('matches a search of more words than the index is asked for only where all of them stand together', async () => {
+        expect(emailsOf(await searched(words, { emailSearch: 'bbb.ccc.ddd.eee@' }))).toEqual(['aaa.bbb.ccc.ddd.eee@example.com']);
+        expect(emailsOf(await searched(words, { emailSearch: 'aaa.bbb.ccc.ddd.eee.fff' }))).toEqual([]);
+      });
+
+      it('matches a search without three letters or digits in a row anywhere in the email', async () => {
+        expect(emailsOf(await searched(words, { emailSearch: '.x.' }))).toEqual(['ada.x.lovelace@example.com']);
+        expect(emailsOf(await listed(words, '?emailSearch=a-l'))).toEqual(['ada-lovelace@example.com']);
+        expect(emailsOf(await searched(words, { emailSearch: 'e@' }))).toEqual([
+          'ada.lovelace@example.com', 'ada.x.lovelace@example.com', 'ada-lovelace@example.com', 'aaa.bbb.ccc.ddd.eee@example.com',
+        ]);
+      });
+    });
+
     it('accepts an email search of exactly 320 characters', async () => {
       expect((await listed(env, `?emailSearch=${'a'.repeat(320)}`)).items).toEqual([]);
       expect((await searched(env, { emailSearch: 'a'.repeat(320) })).items).toEqual([]);

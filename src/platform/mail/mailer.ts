@@ -1,4 +1,4 @@
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/database.js';
@@ -44,10 +44,13 @@ export interface MailerDeps {
 export function createMailer(deps: MailerDeps): Mailer {
   const { db, clock, metrics } = deps;
   if (deps.smtpUrl) {
-    const transport = nodemailer.createTransport({ url: deps.smtpUrl, ...SMTP_TIMEOUTS_MS });
+    const smtpUrl = deps.smtpUrl;
+    // nodemailer (16 MB of resident memory) loads with the first mail to send.
+    let transport: Transporter | undefined;
+    const connected = async () => (transport ??= (await import('nodemailer')).default.createTransport({ url: smtpUrl, ...SMTP_TIMEOUTS_MS }));
     const worker = createDeliveryWorker({
       outbox: createOutboxStore(db), clock, log: deps.log, metrics, notifications: deps.notifications,
-      transmit: async (mail) => { await transport.sendMail({ from: deps.from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html }); },
+      transmit: async (mail) => { await (await connected()).sendMail({ from: deps.from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html }); },
       options: { ...DELIVERY_DEFAULTS, ...deps.delivery },
     });
     return {
@@ -60,7 +63,7 @@ export function createMailer(deps: MailerDeps): Mailer {
       start: () => worker.start(),
       close: async () => {
         await worker.stop();
-        transport.close();
+        transport?.close();
       },
     };
   }
