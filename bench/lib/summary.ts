@@ -52,6 +52,6 @@ export function markdownSummary(entries: SummaryEntry[]): string {
     '|---|---|---:|---|---:|---|---|---|',
     ...entries.map((e) => `| ${e.bench ?? ''} | ${e.name} | ${withUnit(e.value, e.unit)} `
       + `| ${e.spread ? `${fmtValue(e.spread.min, e.unit)}–${fmtValue(e.spread.max, e.unit)}` : '–'} | ${e.rounds ?? '–'} `
-      + `| ${e.aim.op === '>=' ? '≥' : '≤'} ${withUnit(e.aim.value, e.unit)} | ${verdict(e)} | ${e.note ?? ''} |`),
+      + `| ${Number.isFinite(e.value) ? `${e.aim.op === '>=' ? '≥' : '≤'} ${withUnit(e.aim.value, e.unit)}` : '–'} | ${verdict(e)} | ${e.note ?? ''} |`),
   ].join('\n');
 }
