@@ -16,6 +16,7 @@ import { machineInfo, machineLine, markdownTable, writeResults, type Row } from 
 import { seedUsers } from './lib/seed.js';
 import { startServer, type RunningServer } from './lib/server.js';
 import { percentile } from './lib/timed-load.js';
+import { fmtSpread, interleaved, median, statsOf } from './lib/rounds.js';
 
 export const description = 'External sign-in: full OAuth round trips per second against a local OpenID provider, and CPU per sign-in vs password sign-in';
 
@@ -74,8 +75,6 @@ async function timedSignIns(server: RunningServer, databaseUrl: string, connecti
   return { signIns: latenciesMs.length, failures, seconds: elapsed, latenciesMs: latenciesMs.sort((a, b) => a - b), serverCpuMs: per(used.serverMs), postgresCpuMs: per(used.postgresMs) };
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-
 function rowOf(name: string, rounds: Round[]): Row {
   const rates = rounds.map((r) => r.signIns / r.seconds);
   const pick = (f: (r: Round) => number | null) => (rounds.some((r) => f(r) === null) ? null : median(rounds.map((r) => f(r)!)));
@@ -85,7 +84,8 @@ function rowOf(name: string, rounds: Round[]): Row {
   };
 }
 
-export async function run(): Promise<void> {
+/** No aims (issue 12 asks for the figures), so no summary entries. */
+export async function run(): Promise<[]> {
   const config = readConfig();
   const started = new Date();
   console.log(`oauth bench: ${fmtInt(config.returningUsers)} returning users, ${config.durationSeconds}s per load (+${config.warmupSeconds}s warm-up), `
@@ -141,26 +141,30 @@ export async function run(): Promise<void> {
     if (!(await loads.returning.signIn(0)) || !(await loads.password.signIn(0))) throw new Error('a probe sign-in failed');
 
     const order = ['returning', 'password', 'fresh'] as const;
-    const rounds: Record<(typeof order)[number], Round[]> = { returning: [], password: [], fresh: [] };
-    for (let r = 0; r < config.rounds; r++) {
-      for (const k of r % 2 === 0 ? order : [...order].reverse()) {
-        const round = await timedSignIns(gatehouse, config.databaseUrl, config.connections, config.warmupSeconds, config.durationSeconds, loads[k].signIn);
-        rounds[k].push(round);
-        console.log(`  ${loads[k].name}, round ${r + 1}: ${fmtInt(round.signIns / round.seconds)}/s, p99 ${percentile(round.latenciesMs, 99).toFixed(1)} ms, `
-          + `CPU ${(round.serverCpuMs ?? 0).toFixed(2)} + ${(round.postgresCpuMs ?? 0).toFixed(2)} ms/sign-in${round.failures ? `, FAILED ${round.failures}` : ''}`);
-      }
-    }
+    const server = gatehouse;
+    const rounds = await interleaved(order, config.rounds, async (k, r) => {
+      const round = await timedSignIns(server, config.databaseUrl, config.connections, config.warmupSeconds, config.durationSeconds, loads[k].signIn);
+      console.log(`  ${loads[k].name}, round ${r + 1}: ${fmtInt(round.signIns / round.seconds)}/s, p99 ${percentile(round.latenciesMs, 99).toFixed(1)} ms, `
+        + `CPU ${(round.serverCpuMs ?? 0).toFixed(2)} + ${(round.postgresCpuMs ?? 0).toFixed(2)} ms/sign-in${round.failures ? `, FAILED ${round.failures}` : ''}`);
+      return round;
+    });
     const rows = order.map((k) => rowOf(loads[k].name, rounds[k]));
-    const cpu = (row: Row) => (row.serverCpuMs ?? 0) + (row.postgresCpuMs ?? 0);
-    const file = await writeResults('oauth', { bench: 'oauth', startedAt: started.toISOString(), config: { ...config, databaseUrl: redact(config.databaseUrl) }, machine: machineInfo(), rows });
+    // What each sign-in costs the service next to a password sign-in, taken within each round.
+    const cpu = (r: Round) => (r.serverCpuMs ?? 0) + (r.postgresCpuMs ?? 0);
+    const spend = order.map((k) => ({
+      name: loads[k].name, cpuMs: statsOf(rounds[k].map(cpu)), vsPassword: statsOf(rounds[k].map((r, i) => cpu(r) / cpu(rounds.password[i]))),
+    }));
+    const file = await writeResults('oauth', { bench: 'oauth', startedAt: started.toISOString(), config: { ...config, databaseUrl: redact(config.databaseUrl) }, machine: machineInfo(), rows, spend,
+      rounds: Object.fromEntries(order.map((k) => [k, rounds[k].map(({ latenciesMs: _all, ...round }) => round)])) });
 
-    console.log(`\n## External sign-in (${started.toISOString().slice(0, 10)}, ${config.connections} concurrent sign-ins, median of ${config.rounds} rounds)\n`);
+    console.log(`\n## External sign-in (${started.toISOString().slice(0, 10)}, ${config.connections} concurrent sign-ins, median of ${config.rounds} interleaved rounds)\n`);
     console.log('A sign-in is one row: for OAuth the three requests of the dance (authorize, the provider, the callback), for a password one POST.\n');
     console.log(markdownTable(rows).replace('Requests/s', 'Sign-ins/s').replace(/CPU ms\/req/g, 'CPU ms/sign-in'));
-    console.log('\n| What the service spends per sign-in (server + PostgreSQL CPU) | ms | vs password sign-in |');
-    console.log('|---|---:|---:|');
-    for (const row of rows) console.log(`| ${row.name} | ${cpu(row).toFixed(2)} | ${(cpu(row) / cpu(rows[1]!)).toFixed(2)}x |`);
+    console.log('\n| What the service spends per sign-in (server + PostgreSQL CPU) | ms: median | vs password sign-in, per round: median | spread |');
+    console.log('|---|---:|---:|---|');
+    for (const row of spend) console.log(`| ${row.name} | ${row.cpuMs.median.toFixed(2)} | ${row.vsPassword.median.toFixed(2)}x | ${fmtSpread(row.vsPassword)} |`);
     console.log(`\nresults: ${file}`);
+    return [];
   } catch (err) {
     if (gatehouse) console.error(`--- last output of gatehouse ---\n${gatehouse.output()}`);
     throw err;

@@ -2,11 +2,23 @@ import type { ChildProcess } from 'node:child_process';
 
 /** Every child process a bench started and has not stopped yet. */
 const live = new Set<ChildProcess>();
+/** Children spawned `detached`, leading a process group of their own (npm start: npm, a shell, the server). */
+const leaders = new WeakSet<ChildProcess>();
 
-export function track(child: ChildProcess): ChildProcess {
+export function track(child: ChildProcess, { group = false } = {}): ChildProcess {
   live.add(child);
+  if (group) leaders.add(child);
   child.once('exit', () => live.delete(child));
   return child;
+}
+
+/** Signals the child, or its whole group when it leads one, so no grandchild outlives the bench. */
+function signal(child: ChildProcess, name: NodeJS.Signals) {
+  if (!leaders.has(child)) return child.kill(name);
+  try {
+    process.kill(-child.pid!, name);
+  } catch { /* the group is gone */ }
+  return true;
 }
 
 /** SIGTERM (the servers drain and exit), then SIGKILL after `graceMs`. */
@@ -16,8 +28,8 @@ export async function stopChild(child: ChildProcess, graceMs = 5000): Promise<vo
     return;
   }
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  signal(child, 'SIGTERM');
+  const timer = setTimeout(() => signal(child, 'SIGKILL'), graceMs);
   await exited;
   clearTimeout(timer);
   live.delete(child);
@@ -40,6 +52,6 @@ export function installCleanup(): void {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   process.on('exit', () => {
-    for (const child of live) child.kill('SIGKILL');
+    for (const child of live) signal(child, 'SIGKILL');
   });
 }

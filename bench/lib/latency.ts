@@ -36,3 +36,11 @@ export function medianOfRounds(rounds: Latency[]): Latency {
     postgresCpuMsPerRequest: medOrNull(rounds.map((r) => r.postgresCpuMsPerRequest)),
   };
 }
+
+const fmtMs = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2));
+const fmtCpu = (ms: number | null) => (ms === null ? '?' : ms.toFixed(2));
+
+/** One progress line for a measured load. */
+export const loadLine = (l: Latency) => `${Math.round(l.requestsPerSecond).toLocaleString('en-US')} req/s, p50 ${fmtMs(l.p50Ms)} ms, p99 ${fmtMs(l.p99Ms)} ms, `
+  + `CPU/req ${fmtCpu(l.serverCpuMsPerRequest)} + ${fmtCpu(l.postgresCpuMsPerRequest)} ms (server + PostgreSQL)`
+  + (l.non2xx + l.errors + l.timeouts ? `, NON-2xx/errors ${l.non2xx + l.errors + l.timeouts} ${JSON.stringify(l.statuses)}` : '');

@@ -23,6 +23,9 @@ export interface LoadOptions {
   beforeMeasure?: () => Promise<void>;
 }
 
+/** A load's request shape; the bench adds the URL, connections and durations. */
+export type LoadSpec = Omit<LoadOptions, 'url' | 'connections' | 'durationSeconds' | 'warmupSeconds' | 'beforeMeasure'>;
+
 export interface LoadResult {
   name: string;
   requestsPerSecond: number;

@@ -2,6 +2,7 @@
 import { cpus } from 'node:os';
 import type { Latency } from './latency.js';
 import type { Census, Explained } from './organization-plans.js';
+import { markdownComparisons, type Comparison, type ComparisonAim } from './rounds.js';
 
 export interface ScenarioResult {
   key: string;
@@ -17,7 +18,7 @@ export interface Aim { key: string; aim: string; met: boolean }
 
 export interface RateRow {
   name: string;
-  /** Mean of the rounds. */
+  /** Median of the rounds (as the other figures of the row). */
   requestsPerSecond: number;
   byRound: number[];
   p95Ms: number;
@@ -39,8 +40,9 @@ export interface Report {
   hinted: Explained;
   census: Record<string, Census>;
   rates: { user: RateRow; organization: RateRow };
-  ratio: number;
-  cpuRatio: number | null;
+  /** create organization / create user, per round. */
+  ratio: Comparison;
+  createAim: ComparisonAim;
   file: string;
 }
 
@@ -69,14 +71,12 @@ export function printReport(r: Report): void {
         + `| ${fmtCpu(l.serverCpuMsPerRequest)} | ${fmtCpu(l.postgresCpuMsPerRequest)} | ${fmtInt(s.throughput.requestsPerSecond)} | ${fmtMs(s.throughput.p95Ms)} | ${a.aim} | ${metText(a.met)} |`;
     }),
     '',
-    `| Create (${conn} conn) | Requests/s (mean of rounds) | By round | p95 ms | CPU ms/req server | CPU ms/req PostgreSQL | Failed |`,
+    `| Create (${conn} conn) | Requests/s (median of rounds) | By round | p95 ms | CPU ms/req server | CPU ms/req PostgreSQL | Failed |`,
     '|---|---:|---|---:|---:|---:|---:|',
     ...[r.rates.user, r.rates.organization].map((x) => `| ${x.name} | ${fmtInt(x.requestsPerSecond)} | ${x.byRound.map(fmtInt).join(', ')} | ${fmtMs(x.p95Ms)} `
       + `| ${fmtCpu(x.serverCpuMsPerRequest)} | ${fmtCpu(x.postgresCpuMsPerRequest)} | ${x.failed} |`),
     '',
-    '| Ratio | Requests/s ratio | Aim | | From CPU/req |',
-    '|---|---:|---:|---|---:|',
-    `| create organization / create user (no password) | ${r.ratio.toFixed(2)} | ≥ 0.80 | ${metText(r.ratio >= 0.8)} | ${r.cpuRatio === null ? '–' : r.cpuRatio.toFixed(2)} |`,
+    markdownComparisons([{ comparison: r.ratio, aim: r.createAim }]),
     '');
   for (const s of r.results.filter((x) => x.rounds)) out.push(`${s.name}: p95 by round ${s.rounds!.map((l) => fmtMs(l.p95Ms)).join(', ')} ms (median in the table).`);
   for (const s of r.results) {
