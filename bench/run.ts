@@ -23,6 +23,7 @@ const registry: Record<string, () => Promise<Bench>> = {
   oauth: () => import('./oauth.js'),
   'users-list': () => import('./users-list.js'),
   start: () => import('./start.js'),
+  history: () => import('./history.js'),
 };
 
 function usage(): string {

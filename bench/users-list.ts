@@ -10,16 +10,20 @@ import pg from 'pg';
 import { BENCH_ENCRYPTION_KEY, envNumber, expectStatus } from './lib/config.js';
 import { recreateDatabase, redact } from './lib/db.js';
 import { http } from './lib/http.js';
-import { timedWithCpu, type Latency } from './lib/latency.js';
+import { medianOfRounds, timedWithCpu, type Latency } from './lib/latency.js';
 import { machineInfo, machineLine, writeResults } from './lib/report.js';
+import { fmtSpread, interleaved, roundsFromEnv, statsOf, type Stats } from './lib/rounds.js';
 import { seedUserList } from './lib/seed-user-list.js';
 import { startServer, type RunningServer } from './lib/server.js';
+import { entryFromStats, type SummaryEntry } from './lib/summary.js';
 import { countMatches, explainList, planCensus, type Census, type ListPlan } from './lib/user-list-plans.js';
 import { requestOf, userListScenarios, type Samples, type UserListScenario } from './lib/user-list-scenarios.js';
 
 export const description = 'Users list and search over 1M users: every filter, page 1 vs a deep cursor page, p95 against 20 ms, with EXPLAIN plans';
 
 const AIM_MS = 20;
+/** Deep pages no slower than page 1: the deep page's p95 at most 10% over page 1's. */
+const DEEP_PAGE_AIM = { op: '<=', value: 1.1 } as const;
 
 function readConfig() {
   const config = {
@@ -32,6 +36,7 @@ function readConfig() {
     /** The deep page starts after the user at this fraction of the environment. */
     deepFraction: 0.9,
     censusSize: Math.floor(envNumber('BENCH_PLAN_CENSUS', 50)),
+    rounds: roundsFromEnv(),
     /** SQL run after seeding, before VACUUM ANALYZE: try an index or a statistics target without a migration. */
     setupSql: process.env.BENCH_SETUP_SQL || '',
     /** Comma-separated scenario keys to measure (all when empty). */
@@ -47,8 +52,12 @@ interface Result {
   scenario: UserListScenario;
   matches: number;
   deepMatches: number;
+  /** Medians of the rounds. */
   first: Latency;
   deep: Latency;
+  /** Deep page's p95 over page 1's, per round. */
+  deepRatio: Stats;
+  rounds: Record<'first' | 'deep', Latency[]>;
   plans: { first: ListPlan; deep: ListPlan };
   census: Census | null;
 }
@@ -124,28 +133,44 @@ async function measure(config: Config, pool: pg.Pool, gatehouse: RunningServer, 
     });
   };
   process.stdout.write(`${s.name}: `);
-  const first = await load(undefined);
-  const deep = await load(cursor);
+  // Page 1 and the deep page in interleaved rounds; each round's deep/page-1 ratio compares the same moment of the machine.
+  const rounds = await interleaved(['first', 'deep'] as const, config.rounds, (page) => load(page === 'deep' ? cursor : undefined));
+  const [first, deep] = [medianOfRounds(rounds.first), medianOfRounds(rounds.deep)];
+  const deepRatio = statsOf(rounds.deep.map((d, r) => d.p95Ms / rounds.first[r].p95Ms));
   const plans = { first: await explainList(pool, target.id, s.filter(0), config.pageSize), deep: await explainList(pool, target.id, s.filter(0), config.pageSize, cursor) };
   const census = s.rotates && config.censusSize > 0 ? await planCensus(pool, target.id, s.filter, config.censusSize, config.pageSize) : null;
   const [matches, deepMatches] = [await countMatches(pool, target.id, s.filter(0)), await countMatches(pool, target.id, s.filter(0), cursor)];
-  console.log(`p95 ${fmtMs(first.p95Ms)} / deep ${fmtMs(deep.p95Ms)} ms; ${plans.first.summary} (${fmtInt(plans.first.rowsExamined)} rows, ${fmtMs(plans.first.executionMs)} ms)`
+  console.log(`p95 ${fmtMs(first.p95Ms)} / deep ${fmtMs(deep.p95Ms)} ms (medians of ${config.rounds} rounds; deep/page 1 ${deepRatio.median.toFixed(2)}, ${fmtSpread(deepRatio)});`
+    + ` ${plans.first.summary} (${fmtInt(plans.first.rowsExamined)} rows, ${fmtMs(plans.first.executionMs)} ms)`
     + `${first.non2xx + deep.non2xx ? `; NON-2xx ${first.non2xx + deep.non2xx}` : ''}`);
-  return { scenario: s, matches, deepMatches, first, deep, plans, census };
+  return { scenario: s, matches, deepMatches, first, deep, deepRatio, rounds, plans, census };
+}
+
+/** Issue 13 item 7 asks it of every filter, so the summary gives the worst filter of each aim (the table above has them all). */
+function summaryOf(results: Result[]): SummaryEntry[] {
+  const worse = (r: Result) => (r.deep.p95Ms > r.first.p95Ms ? { page: 'deep page', rounds: r.rounds.deep } : { page: 'page 1', rounds: r.rounds.first });
+  const slowest = results.reduce((a, b) => (Math.max(b.first.p95Ms, b.deep.p95Ms) > Math.max(a.first.p95Ms, a.deep.p95Ms) ? b : a));
+  const steepest = results.reduce((a, b) => (b.deepRatio.median > a.deepRatio.median ? b : a));
+  return [
+    entryFromStats('slowest filter: p95 (page 1 or deep, 1 connection)', statsOf(worse(slowest).rounds.map((l) => l.p95Ms)), 'ms', { op: '<=', value: AIM_MS },
+      `${slowest.scenario.name}, ${worse(slowest).page}`),
+    entryFromStats('deep page / page 1: p95, the filter with the highest ratio', steepest.deepRatio, 'ratio', DEEP_PAGE_AIM, steepest.scenario.name),
+  ];
 }
 
 function report(config: Config, results: Result[], deepAt: number, header: string) {
   const met = (ms: number) => (ms < AIM_MS ? 'met' : '**not met**');
   console.log(`\n## users-list bench, ${header}\n`);
-  console.log(`| Filter | Request | Matches (after cursor) | Page 1 p50 / p95 / p99 ms | Deep page p50 / p95 / p99 ms | Deep / page 1 (p95) | CPU ms/req server + PostgreSQL (page 1) | p95 < ${AIM_MS} ms |`);
+  console.log(`| Filter | Request | Matches (after cursor) | Page 1 p50 / p95 / p99 ms | Deep page p50 / p95 / p99 ms | Deep / page 1 (p95, per round: median, spread) | CPU ms/req server + PostgreSQL (page 1) | p95 < ${AIM_MS} ms |`);
   console.log('|---|---|---:|---:|---:|---:|---:|---|');
   for (const r of results) {
     const { first: f, deep: d } = r;
     console.log(`| ${r.scenario.name} | ${r.scenario.request} | ${fmtInt(r.matches)} (${fmtInt(r.deepMatches)}) | ${fmtMs(f.p50Ms)} / ${fmtMs(f.p95Ms)} / ${fmtMs(f.p99Ms)} `
-      + `| ${fmtMs(d.p50Ms)} / ${fmtMs(d.p95Ms)} / ${fmtMs(d.p99Ms)} | ${(d.p95Ms / f.p95Ms).toFixed(2)} | ${fmtCpu(f.serverCpuMsPerRequest)} + ${fmtCpu(f.postgresCpuMsPerRequest)} `
+      + `| ${fmtMs(d.p50Ms)} / ${fmtMs(d.p95Ms)} / ${fmtMs(d.p99Ms)} | ${r.deepRatio.median.toFixed(2)} (${fmtSpread(r.deepRatio)}) | ${fmtCpu(f.serverCpuMsPerRequest)} + ${fmtCpu(f.postgresCpuMsPerRequest)} `
       + `| ${met(f.p95Ms)}${d.p95Ms >= AIM_MS ? `; deep ${met(d.p95Ms)}` : ''} |`);
   }
-  console.log(`\nDeep page: \`cursor\` = the id of user ${fmtInt(deepAt)} of ${fmtInt(config.users)} (${config.deepFraction * 100}% of the id range).`);
+  console.log(`\nDeep page: \`cursor\` = the id of user ${fmtInt(deepAt)} of ${fmtInt(config.users)} (${config.deepFraction * 100}% of the id range). `
+    + `Latencies: medians of ${config.rounds} interleaved rounds of page 1 and the deep page.`);
   console.log('\n### Plans (EXPLAIN (ANALYZE, BUFFERS), second run, representative value)\n');
   console.log('| Filter | Page | Plan | Rows examined | Buffers | Planning ms | Execution ms |');
   console.log('|---|---|---|---:|---:|---:|---:|');
@@ -173,7 +198,7 @@ function report(config: Config, results: Result[], deepAt: number, header: strin
   }
 }
 
-export async function run(): Promise<void> {
+export async function run(): Promise<SummaryEntry[]> {
   const config = readConfig();
   const started = new Date();
   console.log(`users-list bench: ${fmtInt(config.users)} users + ${fmtInt(config.noiseUsers)} in another environment, pages of ${config.pageSize}, `
@@ -202,6 +227,7 @@ export async function run(): Promise<void> {
     report(config, results, setup.deepAt, `${started.toISOString().slice(0, 16).replace('T', ' ')} UTC; Node ${process.version}, PostgreSQL ${pgVersion}, `
       + `load average ${loadAtEnd[0].toFixed(2)} at the end`);
     console.log(`JSON: ${file}`);
+    return summaryOf(results);
   } catch (err) {
     if (gatehouse) console.error(`--- last output of gatehouse ---\n${gatehouse.output()}`);
     throw err;

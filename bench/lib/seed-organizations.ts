@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { uuidv7Sql } from './sql-uuid.js';
 
 /** Name words: an organization is "<Adjective> <Noun> <Kind> <n>", each word drawn by a hash of its row number. */
 export const ADJECTIVES = ['Amber', 'Brisk', 'Crimson', 'Dapper', 'Eager', 'Frosty', 'Golden', 'Humble', 'Ivory', 'Jolly',
@@ -26,13 +27,6 @@ export interface SeededOrganizations {
   vacuumSeconds: number;
   sizes: Record<string, number>;
 }
-
-/*
- * ids: the UUIDv7 layout (48-bit Unix ms, version 7, 12 random bits, variant, 62 random bits) with the
- * millisecond strictly increasing in j, so ids sort in creation order like the app's uuidv7().
- */
-const uuidv7Sql = (seed: string) =>
-  `(lpad(to_hex(ms), 12, '0') || '7' || substr(md5('${seed}' || j), 1, 3) || (ARRAY['8', '9', 'a', 'b'])[1 + (j % 4)::int] || substr(md5('${seed}' || j), 4, 15))::uuid`;
 
 const words = (list: string[]) => `(ARRAY[${list.map((w) => `'${w}'`).join(', ')}])`;
 
