@@ -1,4 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { stopChild, track } from './children.js';
@@ -13,6 +14,23 @@ export interface RunningServer {
   /** The last lines the process printed (stdout and stderr). */
   output(): string;
   stop(): Promise<void>;
+}
+
+/**
+ * The service is measured as `npm start` runs it: the compiled dist/main.js, with the node flags of
+ * package.json's start script, built once per bench run (so it is current).
+ */
+const SERVICE_ENTRY = 'src/main.ts';
+let built = false;
+function productionStart(): string[] {
+  if (!built) {
+    const build = spawnSync(process.execPath, ['scripts/build.js'], { cwd: REPO_ROOT, stdio: 'inherit' });
+    if (build.status !== 0) throw new Error('npm run build failed');
+    built = true;
+  }
+  const start: string = JSON.parse(readFileSync(new URL('package.json', `file://${REPO_ROOT}`), 'utf8')).scripts.start;
+  const flags = start.split(/\s+/).filter((word) => word.startsWith('--'));
+  return [...flags, 'dist/main.js'];
 }
 
 /** A port that was free a moment ago (bind to 0, read it, release it). */
@@ -30,7 +48,7 @@ export function freePort(): Promise<number> {
 
 export interface StartOptions {
   name: string;
-  /** A TypeScript entry point relative to the repository root, run as `node --import tsx <script>`. */
+  /** A TypeScript entry point relative to the repository root, run as `node --import tsx <script>`; the service's (`src/main.ts`) runs compiled, as `npm start` runs it. */
   script: string;
   env: Record<string, string>;
   /** Extra node flags before the script, e.g. ['--cpu-prof'] (not allowed in NODE_OPTIONS). */
@@ -46,7 +64,8 @@ export interface StartOptions {
  */
 export async function startServer({ name, script, env, nodeArgs = [], readyPath = '/readyz', timeoutMs = 30_000 }: StartOptions): Promise<RunningServer> {
   const port = await freePort();
-  const child = track(spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script], {
+  const entry = script === SERVICE_ENTRY ? productionStart() : ['--import', 'tsx', script];
+  const child = track(spawn(process.execPath, [...nodeArgs, ...entry], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],

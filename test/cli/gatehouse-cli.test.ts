@@ -30,7 +30,9 @@ describe('the gatehouse operator CLI', () => {
   it('applies every migration once with migrate, and says the database is up to date the second time', async () => {
     const fresh = await mkdtemp(join(tmpdir(), 'gatehouse-migrate-'));
     try {
-      const migrate = () => run('node', ['bin/gatehouse.js', 'migrate'], { env: { ...process.env, GATEHOUSE_DATA_DIR: fresh, DATABASE_URL: '' } });
+      // From source: the compiled CLI (bin/gatehouse.js once `npm run build` ran) starts a new data directory
+      // from the build's migrated template, where there is nothing left to apply (test/platform/embedded-template.test.ts).
+      const migrate = () => run('node', ['--import', 'tsx', 'src/cli.ts', 'migrate'], { env: { ...process.env, GATEHOUSE_DATA_DIR: fresh, DATABASE_URL: '' } });
       const first = await migrate();
       expect(first.stderr).toMatch(/Applied migrations: 0001_environments\.sql, 0002_users\.sql/);
       expect(first.stderr).toContain('Database is up to date.');
