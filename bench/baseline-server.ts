@@ -1,6 +1,6 @@
 /**
  * The reference ceiling for read endpoints: a bare Fastify 5 + `pg` server that answers
- * GET /users/:id with one primary-key SELECT on the same `users` table, no auth, no schemas, no logging.
+ * GET /users/:id with one primary-key SELECT (a prepared statement) on the same `users` table, no auth, no schemas, no logging.
  * Started by the users bench; by hand:
  *   DATABASE_URL=postgres://... BASELINE_ENVIRONMENT_ID=<uuid> PORT=4100 npx tsx bench/baseline-server.ts
  */
@@ -23,7 +23,8 @@ app.get('/readyz', async () => {
   return { status: 'ready' };
 });
 app.get<{ Params: { id: string } }>('/users/:id', async (req, reply) => {
-  const { rows } = await pool.query('SELECT * FROM users WHERE environment_id = $1 AND id = $2', [environmentId, req.params.id]);
+  // A named (prepared) statement, as Gatehouse's GET user uses: the ceiling does the cheapest read there is.
+  const { rows } = await pool.query({ name: 'user_by_id', text: 'SELECT * FROM users WHERE environment_id = $1 AND id = $2', values: [environmentId, req.params.id] });
   if (rows.length === 0) return reply.code(404).send({ error: 'not found' });
   return rows[0];
 });
