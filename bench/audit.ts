@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- audit`: the audit-event append (unique keys across 50 environments, so the
+ * `npm run bench -- audit`: the audit-event append (unique keys across 100 environments, so the
  * per-environment limit of 600 a minute does not bind), idempotent replays, and following the log
  * through the feed, over real PostgreSQL. See bench/README.md for the method.
  */
@@ -19,14 +19,14 @@ import { runTimedLoad, type TimedLoadResult } from './lib/timed-load.js';
 import { machineInfo, machineLine, markdownTable, writeResults, type Row } from './lib/report.js';
 import { startServer, type RunningServer } from './lib/server.js';
 
-export const description = 'Audit events: appends with unique keys across 50 environments, idempotent replays, polling the feed';
+export const description = 'Audit events: appends with unique keys across 100 environments, idempotent replays, polling the feed';
 
 /** Issue 13's aim for the service actor's append: 2,000/s with p99 under 25 ms, at 32 connections on this machine. */
 const AIMS = { rate: { op: '>=', value: 2000 }, p99Ms: { op: '<=', value: 25 } } as const;
 /** The append limit per environment and UTC minute (src/audit/service.ts). */
 const APPEND_LIMIT_PER_MINUTE = 600;
 /** The fastest we expect appends to go here; faster would show up as 429s in the Non-2xx column. */
-const CEILING_PER_SECOND = 3000;
+const CEILING_PER_SECOND = 6000;
 
 
 function readConfig() {
@@ -35,7 +35,7 @@ function readConfig() {
     durationSeconds: envNumber('BENCH_DURATION', 10, 1),
     warmupSeconds: Number(process.env.BENCH_WARMUP ?? 2),
     connections: envNumber('BENCH_CONNECTIONS', 32, 1),
-    environments: envNumber('BENCH_AUDIT_ENVIRONMENTS', 50, 1),
+    environments: envNumber('BENCH_AUDIT_ENVIRONMENTS', 100, 1),
     replayKeys: envNumber('BENCH_AUDIT_REPLAY_KEYS', 20, 1),
     rounds: roundsFromEnv(),
   };
@@ -118,7 +118,7 @@ export async function run(): Promise<SummaryEntry[]> {
 
     const loads: Measured[] = [];
     const cpu = cpuProbe(gatehouse.child.pid, config.databaseUrl);
-    // 50 environments × 600 = 30,000 attempts a minute; at most 3,000/s are expected, so a 10 s load fits a fresh minute.
+    // 100 environments × 600 = 60,000 attempts a minute; at most 6,000/s are expected, so a 10 s load fits a fresh minute.
     const budget = minuteBudget(config.environments * APPEND_LIMIT_PER_MINUTE, CEILING_PER_SECOND);
     const measure = async (spec: LoadSpec, eventsPerRequest: number, label = spec.name) => {
       process.stdout.write(`measuring ${label} ... `);
@@ -177,8 +177,10 @@ export async function run(): Promise<SummaryEntry[]> {
       name: l.name, rate: l.requestsPerSecond, p50Ms: l.p50Ms, p99Ms: l.p99Ms, non2xx: l.non2xx + l.errors + l.timeouts,
       serverCpuMs: l.serverCpuMsPerRequest, postgresCpuMs: l.postgresCpuMsPerRequest,
     }));
+    // Events/s counts accepted appends only: a 429 is fast and would flatter the rate.
+    const acceptedPerSecond = (l: Measured) => (l.totalRequests ? l.requestsPerSecond * (l.totalRequests - l.non2xx) / l.totalRequests : 0);
     const appendStats = (['service', 'user'] as const).map((k) => ({
-      name: appends[k].name, rate: statsOf(rounds[k].map((l) => l.requestsPerSecond)), p99: statsOf(rounds[k].map((l) => l.p99Ms)),
+      name: appends[k].name, rate: statsOf(rounds[k].map(acceptedPerSecond)), p99: statsOf(rounds[k].map((l) => l.p99Ms)),
     }));
     const pgVersion = await serverVersion(config.databaseUrl);
     const events = await countEvents(config.databaseUrl);

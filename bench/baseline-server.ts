@@ -1,6 +1,8 @@
 /**
  * The reference ceiling for read endpoints: a bare Fastify 5 + `pg` server that answers
- * GET /users/:id with one primary-key SELECT (a prepared statement) on the same `users` table, no auth, no schemas, no logging.
+ * GET /users/:id with one primary-key SELECT on the same `users` table, no auth, no schemas, no logging.
+ * `BASELINE_PREPARED=1` sends it as a named (prepared) statement, as Gatehouse's GET user does; otherwise
+ * as the unnamed statement a bare server writes (`pool.query(text, values)`), planned on every request.
  * Started by the users bench; by hand:
  *   DATABASE_URL=postgres://... BASELINE_ENVIRONMENT_ID=<uuid> PORT=4100 npx tsx bench/baseline-server.ts
  */
@@ -14,6 +16,7 @@ if (!url || !environmentId) {
   process.exit(2);
 }
 // Same pool size as Gatehouse's PostgreSQL pool (src/platform/db/database.ts), so the ceiling is comparable.
+const prepared = process.env.BASELINE_PREPARED === '1';
 const pool = new pg.Pool({ connectionString: url, max: Number(process.env.BASELINE_POOL_SIZE ?? 10) });
 pool.on('error', () => {});
 
@@ -23,8 +26,7 @@ app.get('/readyz', async () => {
   return { status: 'ready' };
 });
 app.get<{ Params: { id: string } }>('/users/:id', async (req, reply) => {
-  // A named (prepared) statement, as Gatehouse's GET user uses: the ceiling does the cheapest read there is.
-  const { rows } = await pool.query({ name: 'user_by_id', text: 'SELECT * FROM users WHERE environment_id = $1 AND id = $2', values: [environmentId, req.params.id] });
+  const { rows } = await pool.query({ ...(prepared && { name: 'user_by_id' }), text: 'SELECT * FROM users WHERE environment_id = $1 AND id = $2', values: [environmentId, req.params.id] });
   if (rows.length === 0) return reply.code(404).send({ error: 'not found' });
   return rows[0];
 });

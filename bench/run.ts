@@ -24,6 +24,7 @@ const registry: Record<string, () => Promise<Bench>> = {
   'users-list': () => import('./users-list.js'),
   start: () => import('./start.js'),
   history: () => import('./history.js'),
+  profile: () => import('./profile.js'),
 };
 
 function usage(): string {

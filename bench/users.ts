@@ -121,18 +121,22 @@ export async function run(): Promise<SummaryEntry[]> {
     };
     const roundLabel = (name: string, round: number) => `${name}, round ${round + 1}/${config.rounds}`;
 
-    // 4. GET user and its ceiling in interleaved rounds; the baseline server stays up (idle) during GET rounds.
-    const baseline = await startServer({
-      name: 'baseline', script: 'bench/baseline-server.ts', env: { DATABASE_URL: config.databaseUrl, BASELINE_ENVIRONMENT_ID: env.id },
-    });
-    servers.push(baseline);
-    expectStatus('baseline GET', await http(`${baseline.url}/users/${ids[0]}`), 200);
+    // 4. GET user and its two ceilings in interleaved rounds; the baselines stay up (idle) during the other loads.
+    //    The issue's baseline sends the unnamed statement a bare server writes; the prepared one reads as GET user
+    //    does, so the ratio to it is what the rest of the service costs.
+    const baselines = await Promise.all(([['baseline', '0'], ['baseline-prepared', '1']] as const).map(([name, prepared]) => startServer({
+      name, script: 'bench/baseline-server.ts', env: { DATABASE_URL: config.databaseUrl, BASELINE_ENVIRONMENT_ID: env.id, BASELINE_PREPARED: prepared },
+    })));
+    servers.push(...baselines);
+    for (const b of baselines) expectStatus(`${b.name} GET`, await http(`${b.url}/users/${ids[0]}`), 200);
+    const baselineSpec = (name: string): LoadSpec => ({ name, method: 'GET', next: () => ({ path: `/users/${nextId()}` }) });
     const loads = {
       get: { target: gatehouse, spec: getUserLoad(env.secretKey, ids) },
-      baseline: { target: baseline, spec: { name: 'baseline: bare Fastify + pg, GET by id', method: 'GET', next: () => ({ path: `/users/${nextId()}` }) } as LoadSpec },
+      baseline: { target: baselines[0], spec: baselineSpec('baseline: bare Fastify + pg, GET by id') },
+      prepared: { target: baselines[1], spec: baselineSpec('baseline: bare Fastify + pg, GET by id, prepared statement') },
     };
-    const reads = await interleaved(['get', 'baseline'] as const, config.rounds, (k, r) => measure(loads[k].target, loads[k].spec, roundLabel(loads[k].spec.name, r)));
-    await baseline.stop();
+    const reads = await interleaved(['get', 'baseline', 'prepared'] as const, config.rounds, (k, r) => measure(loads[k].target, loads[k].spec, roundLabel(loads[k].spec.name, r)));
+    for (const b of baselines) await b.stop();
 
     // 5. Loads that are not compared: measured once.
     const patch = await measure(gatehouse, {
@@ -165,11 +169,12 @@ export async function run(): Promise<SummaryEntry[]> {
 
     // 7. Report: the compared loads' rows are the medians of their rounds; the ratios are taken per round.
     const rows: Row[] = [
-      toRow(medianOfRounds(reads.get)), toRow(medianOfRounds(reads.baseline)), toRow(patch), toRow(createWith), toRow(createWithout),
+      toRow(medianOfRounds(reads.get)), toRow(medianOfRounds(reads.baseline)), toRow(medianOfRounds(reads.prepared)), toRow(patch), toRow(createWith), toRow(createWithout),
       toRow(medianOfRounds(signIns)), hashRow(hashes),
     ];
     const comparisons = [
       { comparison: compare('GET user / baseline', reads.get.map(figures), reads.baseline.map(figures)), aim: AIMS.getUser },
+      { comparison: compare('GET user / baseline with a prepared statement', reads.get.map(figures), reads.prepared.map(figures)), aim: AIMS.getUser },
       { comparison: compare('sign-in / raw hash rate', signIns.map(figures), hashes.map((h) => ({ rate: h.hashesPerSecond, cpuMs: h.cpuMsPerHash }))), aim: AIMS.signIn },
     ];
     const pgVersion = await serverVersion(config.databaseUrl);
@@ -178,7 +183,7 @@ export async function run(): Promise<SummaryEntry[]> {
       config: { ...config, databaseUrl: redact(config.databaseUrl) },
       machine: { ...machineInfo(), postgres: pgVersion },
       seeding: { users: ids.length, seconds: seeded.seconds },
-      rounds: { get: reads.get, baseline: reads.baseline, signIn: signIns, hash: hashes }, loads: [patch, createWith, createWithout],
+      rounds: { get: reads.get, baseline: reads.baseline, prepared: reads.prepared, signIn: signIns, hash: hashes }, loads: [patch, createWith, createWithout],
       rows, comparisons,
     });
 
@@ -192,7 +197,7 @@ export async function run(): Promise<SummaryEntry[]> {
     console.log(markdownTable(rows));
     console.log('');
     console.log(markdownComparisons(comparisons));
-    for (const l of [...reads.get, ...reads.baseline, patch, createWith, createWithout, ...signIns].filter((x) => x.non2xx + x.errors + x.timeouts > 0)) {
+    for (const l of [...reads.get, ...reads.baseline, ...reads.prepared, patch, createWith, createWithout, ...signIns].filter((x) => x.non2xx + x.errors + x.timeouts > 0)) {
       console.log(`\nnote: ${l.name}: statuses ${JSON.stringify(l.statuses)}, socket errors ${l.errors}, timeouts ${l.timeouts}`);
     }
     console.log(`\nJSON: ${file}`);

@@ -38,11 +38,11 @@ function segment(key: string): string {
 }
 
 /** Where a value sits; made into a path only for an error, since deep nesting makes long paths. */
-interface Place { parent: Place | undefined; segment: string; depth: number }
+interface Place { parent: Place | undefined; key: string; depth: number }
 
 function pathOf(place: Place | undefined): string {
   const segments: string[] = [];
-  for (let at = place; at; at = at.parent) segments.push(at.segment);
+  for (let at = place; at; at = at.parent) segments.push(segment(at.key));
   return segments.reverse().map((s) => `/${s}`).join('');
 }
 
@@ -57,7 +57,7 @@ function childrenOf(value: object, place: Place | undefined): Pending[] {
   const depth = (place?.depth ?? 0) + 1;
   const entries: [string, unknown][] = Array.isArray(value) ? value.map((item, index) => [String(index), item]) : Object.entries(value);
   return entries.reverse().map(([key, item]) =>
-    [item, { parent: place, segment: segment(key), depth }, Array.isArray(value) ? undefined : key]);
+    [item, { parent: place, key, depth }, Array.isArray(value) ? undefined : key]);
 }
 
 /**
