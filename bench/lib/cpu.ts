@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import pg from 'pg';
 
 /**
@@ -10,10 +10,10 @@ import pg from 'pg';
 
 const TICKS_PER_SECOND = 100; // USER_HZ; 100 on every Linux build we run on
 
-/** utime + stime of a process in ms; undefined when unreadable (not Linux, gone, another machine's pid). */
-export async function processCpuMs(pid: number): Promise<number | undefined> {
+/** utime + stime in ms from a /proc stat file (a process's or one thread's); undefined when unreadable. */
+async function statCpuMs(path: string): Promise<number | undefined> {
   try {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    const stat = await readFile(path, 'utf8');
     // The command name (field 2) may contain spaces; fields after the closing parenthesis are fixed.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
@@ -21,6 +21,9 @@ export async function processCpuMs(pid: number): Promise<number | undefined> {
     return undefined;
   }
 }
+
+/** utime + stime of a process (all its threads) in ms; undefined when unreadable (not Linux, gone, another machine's pid). */
+export const processCpuMs = (pid: number) => statCpuMs(`/proc/${pid}/stat`);
 
 export interface CpuSample {
   serverMs: number | undefined;
@@ -72,4 +75,26 @@ export function cpuProbe(serverPid: number | undefined, databaseUrl: string) {
       return { serverMs, postgresMs };
     },
   };
+}
+
+/**
+ * A process's CPU in ms split between its main thread (the thread whose id is the pid: in Node, the
+ * event loop) and every other thread (in Node: the libuv pool, where argon2 and crypto run, and V8's
+ * helpers). Undefined when unreadable.
+ */
+export async function threadCpuMs(pid: number): Promise<{ main: number; others: number } | undefined> {
+  try {
+    const tids = await readdir(`/proc/${pid}/task`);
+    let main = 0;
+    let others = 0;
+    for (const tid of tids) {
+      const ms = await statCpuMs(`/proc/${pid}/task/${tid}/stat`);
+      if (ms === undefined) continue; // a thread that ended meanwhile
+      if (Number(tid) === pid) main = ms;
+      else others += ms;
+    }
+    return { main, others };
+  } catch {
+    return undefined;
+  }
 }
