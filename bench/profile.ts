@@ -53,7 +53,7 @@ const OWN_CODE = /\/(dist|src|bench)\//;
 
 export async function run(): Promise<[]> {
   const config = readConfig();
-  console.log(`profile bench: GET user vs the baseline under --cpu-prof (${config.intervalMicros} µs sampling), ${config.users.toLocaleString('en-US')} users, `
+  console.log(`profile bench: GET user vs the baseline under --cpu-prof (${config.intervalMicros} µs sampling), then sign-in by thread, ${config.users.toLocaleString('en-US')} users, `
     + `${config.durationSeconds}s per load (+${config.warmupSeconds}s warm-up), ${config.connections} connections, database ${redact(config.databaseUrl)}`);
   console.log(machineLine());
 
