@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { httpRequest, spawnServer, type HttpRequestOptions, type ServerProcess } from './processes.js';
+import { PASSWORD } from './given.js';
+import { httpRequest, spawnServer, type HttpRequestOptions, type HttpResponse, type ServerProcess } from './processes.js';
 
 export const PAIR_ADMIN_TOKEN = 'multi-process-admin-token-0123456789';
 /** GATEHOUSE_ENCRYPTION_KEY of servers on PostgreSQL in the tests (required with DATABASE_URL), the same in every process. */
@@ -33,14 +34,27 @@ export async function startServerPair(testDatabaseUrl: string, extraEnv: Record<
   }
   const [a, b] = servers;
   const call = (server: ServerProcess, options: HttpRequestOptions) => httpRequest(server.port, options);
+  const admin = (server: ServerProcess, method: string, path: string, body?: unknown) =>
+    call(server, { method, path: `/api/admin/v1${path}`, headers: { authorization: `Bearer ${PAIR_ADMIN_TOKEN}` }, body });
+  const serverApi = (server: ServerProcess, env: PairEnv, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+    call(server, { method, path: `/api/server/v1${path}`, headers: { authorization: `Bearer ${env.secretKey}`, ...headers }, body });
   return {
-    a, b, databaseUrl, stop, call,
-    admin: (server: ServerProcess, method: string, path: string, body?: unknown) =>
-      call(server, { method, path: `/api/admin/v1${path}`, headers: { authorization: `Bearer ${PAIR_ADMIN_TOKEN}` }, body }),
-    serverApi: (server: ServerProcess, env: PairEnv, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-      call(server, { method, path: `/api/server/v1${path}`, headers: { authorization: `Bearer ${env.secretKey}`, ...headers }, body }),
+    a, b, databaseUrl, stop, call, admin, serverApi,
+    /** A new environment, made through process A. */
+    environment: async (settings: Record<string, unknown> = {}): Promise<PairEnv> =>
+      created(await admin(a, 'POST', '/environments', { name: `mp-${randomBytes(4).toString('hex')}`, settings })),
+    /** A new user with the tests' PASSWORD, made through process A. */
+    user: async (env: PairEnv) => {
+      const email = `user-${randomBytes(6).toString('hex')}@example.com`;
+      return { id: created<{ id: string }>(await serverApi(a, env, 'POST', '/users', { email, password: PASSWORD })).id, email };
+    },
     client: (server: ServerProcess, env: PairEnv, method: string, path: string, body?: unknown, token?: string) =>
       call(server, { method, path: `/_svc${path}`, host: env.frontendHost, headers: token ? { authorization: `Bearer ${token}` } : {}, body }),
   };
 }
+function created<T>(res: HttpResponse): T {
+  if (res.status !== 201) throw new Error(`expected 201, got ${res.status}: ${res.body}`);
+  return res.json();
+}
+
 export type ServerPair = Awaited<ReturnType<typeof startServerPair>>;

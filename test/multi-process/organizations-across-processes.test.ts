@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServerPair, type PairEnv, type ServerPair } from '../helpers/server-pair.js';
+import { startServerPair, type ServerPair } from '../helpers/server-pair.js';
 
 const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
 
@@ -9,20 +8,9 @@ describe.skipIf(!TEST_DATABASE_URL)('organization owners with two server process
   beforeAll(async () => { pair = await startServerPair(TEST_DATABASE_URL!); }, 90_000);
   afterAll(() => pair?.stop());
 
-  async function environment(): Promise<PairEnv> {
-    const res = await pair.admin(pair.a, 'POST', '/environments', { name: `mp-${randomBytes(4).toString('hex')}` });
-    expect(res.status).toBe(201);
-    return res.json();
-  }
-  async function user(env: PairEnv): Promise<string> {
-    const res = await pair.serverApi(pair.a, env, 'POST', '/users', { email: `owner-${randomBytes(6).toString('hex')}@example.com` });
-    expect(res.status).toBe(201);
-    return res.json().id;
-  }
-
   it('keeps exactly one owner when six owners step down or are removed at once through both processes', async () => {
-    const env = await environment();
-    const owners = await Promise.all(Array.from({ length: 6 }, () => user(env)));
+    const env = await pair.environment();
+    const owners = await Promise.all(Array.from({ length: 6 }, async () => (await pair.user(env)).id));
     const org = (await pair.serverApi(pair.a, env, 'POST', '/organizations', { name: 'Acme', createdBy: owners[0] })).json();
     for (const id of owners.slice(1)) {
       expect((await pair.serverApi(pair.a, env, 'POST', `/organizations/${org.id}/members`, { userId: id, role: 'owner' })).status).toBe(201);

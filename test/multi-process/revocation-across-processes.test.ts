@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -29,19 +28,6 @@ describe.skipIf(!TEST_DATABASE_URL)('several server processes on one PostgreSQL 
   const client = (server: ServerProcess, env: Env, method: string, path: string, token?: string, body?: unknown) =>
     pair.client(server, env, method, path, body, token);
 
-  async function environment(): Promise<Env> {
-    const res = await admin(a, 'POST', '/environments', { name: `mp-${randomBytes(4).toString('hex')}` });
-    expect(res.status).toBe(201);
-    return res.json();
-  }
-
-  async function user(env: Env) {
-    const email = `user-${randomBytes(6).toString('hex')}@example.com`;
-    const res = await serverApi(a, env, 'POST', '/users', { email, password: PASSWORD });
-    expect(res.status).toBe(201);
-    return { id: res.json().id as string, email };
-  }
-
   async function signIn(server: ServerProcess, env: Env, email: string): Promise<string> {
     const res = await client(server, env, 'POST', '/auth/sign-in?_is_native=true', undefined, { email, password: PASSWORD });
     expect(res.status).toBe(200);
@@ -64,8 +50,8 @@ describe.skipIf(!TEST_DATABASE_URL)('several server processes on one PostgreSQL 
   });
 
   it('answers 401 on process B at the very next request after all sessions are revoked through process A', async () => {
-    const env = await environment();
-    const ada = await user(env);
+    const env = await pair.environment();
+    const ada = await pair.user(env);
     const token = await signIn(b, env, ada.email);
     for (const server of [a, b]) {
       const me = await client(server, env, 'GET', '/me', token);
@@ -83,8 +69,8 @@ describe.skipIf(!TEST_DATABASE_URL)('several server processes on one PostgreSQL 
   });
 
   it('ends a session started on process B at once when it signs out through process A', async () => {
-    const env = await environment();
-    const grace = await user(env);
+    const env = await pair.environment();
+    const grace = await pair.user(env);
     const token = await signIn(b, env, grace.email);
     const other = await signIn(b, env, grace.email);
 
@@ -95,8 +81,8 @@ describe.skipIf(!TEST_DATABASE_URL)('several server processes on one PostgreSQL 
   });
 
   it('refuses a user banned through process A on process B: the session answers 401 and sign-in 403 user_banned', async () => {
-    const env = await environment();
-    const alan = await user(env);
+    const env = await pair.environment();
+    const alan = await pair.user(env);
     const token = await signIn(b, env, alan.email);
 
     expect((await serverApi(a, env, 'POST', `/users/${alan.id}/ban`)).status).toBe(200);
@@ -107,7 +93,7 @@ describe.skipIf(!TEST_DATABASE_URL)('several server processes on one PostgreSQL 
     expect(refused.json().properties.code).toBe('user_banned');
   });
   it('refuses a secret key on process B at the very next request after it is revoked through process A, though B had it cached', async () => {
-    const env = await environment();
+    const env = await pair.environment();
     const second = await admin(a, 'POST', `/environments/${env.id}/secret-keys`);
     expect(second.status).toBe(201);
     const { id: keyId, secretKey } = second.json();
@@ -123,7 +109,7 @@ describe.skipIf(!TEST_DATABASE_URL)('several server processes on one PostgreSQL 
   });
 
   it('applies allowed origins changed through process A to CORS on process B at once', async () => {
-    const env = await environment();
+    const env = await pair.environment();
     const origin = 'https://app.example.com';
     const preflight = () => call(b, {
       method: 'OPTIONS', path: '/_svc/auth/sign-in', host: env.frontendHost,
