@@ -84,17 +84,27 @@ export function createUsersStore(db: Db) {
     findCredentials: (environmentId: string, email: string) =>
       liveRowByEmail(environmentId, email).executeTakeFirst().then(toCredentials),
     async list(environmentId: string, filter: UserFilter, page: PageQuery) {
-      let query = db.selectFrom('users').selectAll().where('environment_id', '=', environmentId);
-      if (filter.emailSearch) query = query.where(emailContains(filter.emailSearch));
-      if (filter.statuses?.length) query = query.where('status', 'in', filter.statuses);
-      if (filter.publicMetadata) query = query.where(sql<boolean>`public_metadata @> ${jsonb(filter.publicMetadata)}::jsonb`);
-      if (filter.privateMetadata) query = query.where(sql<boolean>`private_metadata @> ${jsonb(filter.privateMetadata)}::jsonb`);
-      // A deep page should cost what page 1 costs. Told where the cursor stands, the planner ANDs a bitmap of
-      // every user after it (100,000 at 90% of 1M) with the filter's index bitmap, which it prices far below
-      // the 10 to 35 ms that takes, rather than walking on from the cursor as page 1 walks from the start.
-      // As a subquery the cursor still starts the walk, but its position is unknown at planning time.
-      if (page.cursor) query = query.where('id', '>', sql<string>`(select ${page.cursor}::uuid)`);
-      const rows = await query.orderBy('id').limit(page.limit + 1).execute();
+      const matching = (statuses = filter.statuses) => {
+        let query = db.selectFrom('users').selectAll().where('environment_id', '=', environmentId);
+        if (filter.emailSearch) query = query.where(emailContains(filter.emailSearch));
+        if (statuses?.length) query = query.where('status', 'in', statuses);
+        if (filter.publicMetadata) query = query.where(sql<boolean>`public_metadata @> ${jsonb(filter.publicMetadata)}::jsonb`);
+        if (filter.privateMetadata) query = query.where(sql<boolean>`private_metadata @> ${jsonb(filter.privateMetadata)}::jsonb`);
+        // A deep page should cost what page 1 costs. Told where the cursor stands, the planner ANDs a bitmap of
+        // every user after it (100,000 at 90% of 1M) with the filter's index bitmap, which it prices far below
+        // the 10 to 35 ms that takes, rather than walking on from the cursor as page 1 walks from the start.
+        // As a subquery the cursor still starts the walk, but its position is unknown at planning time.
+        if (page.cursor) query = query.where('id', '>', sql<string>`(select ${page.cursor}::uuid)`);
+        return query;
+      };
+      const size = page.limit + 1;
+      if (!byStatusesAlone(filter)) return toPage((await matching().orderBy('id').limit(size).execute()).map(toUser), page.limit);
+      // No index gives several statuses in one id order, so the primary key would pass every user of the
+      // other statuses. Instead each status's first rows come from (environment_id, status, id), and
+      // PostgreSQL merges them (Merge Append): a page's rows, whatever the depth. With another filter too,
+      // that filter's index narrows better than a walk per status.
+      const firstOfEach = filter.statuses!.map((status) => db.selectFrom(matching([status]).orderBy('id').limit(size).as('one')).selectAll());
+      const rows = await db.selectFrom(firstOfEach.reduce((all, one) => all.unionAll(one)).as('users')).selectAll().orderBy('id').limit(size).execute();
       return toPage(rows.map(toUser), page.limit);
     },
     /** Changes profile fields of a user that is not deleted; 'email_taken' on a clash. */
@@ -191,6 +201,9 @@ export const signInSucceededStatement = (environmentId: string, userId: string) 
   update users set failed_sign_ins = 0, locked_until = null
   where environment_id = ${environmentId}::uuid and id = ${userId}::uuid
   returning environment_id, id, status`;
+
+const byStatusesAlone = (filter: UserFilter) =>
+  (filter.statuses?.length ?? 0) > 1 && !filter.emailSearch && !filter.publicMetadata && !filter.privateMetadata;
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 

@@ -240,6 +240,31 @@ describe('GET /api/server/v1/users and POST /api/server/v1/users/search', () => 
       expect(emailsOf(await searched(env, { statuses: ['active'] }))).toEqual(['status-000@example.com']);
     });
 
+    it('walks the users of several statuses in one id order, page by page, each exactly once', async () => {
+      const mixed = await t.given.environment();
+      const ids = await createUsers(mixed, 9, 'mixed');
+      const statusOf = (i: number) => (['active', 'banned', 'deleted'] as const)[i % 3];
+      for (const [i, id] of ids.entries()) {
+        if (statusOf(i) === 'banned') expect((await t.server(mixed).post(`/users/${id}/ban`)).statusCode).toBe(200);
+        if (statusOf(i) === 'deleted') expect((await t.server(mixed).delete(`/users/${id}`)).statusCode).toBe(204);
+      }
+      const walk = async (statuses: string[]) => {
+        const seen: string[] = [];
+        let cursor: string | null = null;
+        do {
+          const page: Page = await searched(mixed, { statuses }, `?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+          expect(page.hasMore).toBe(page.nextCursor !== null);
+          seen.push(...page.items.map((u) => u.id));
+          cursor = page.nextCursor;
+        } while (cursor);
+        return seen;
+      };
+
+      expect(await walk(['deleted', 'banned'])).toEqual(ids.filter((_, i) => statusOf(i) !== 'active'));
+      expect(await walk(['banned', 'active', 'deleted'])).toEqual(ids);
+      expect((await listed(mixed, `?status=banned&status=deleted&limit=3&cursor=${ids[1]}`)).items.map((u) => u.id)).toEqual([ids[2], ids[4], ids[5]]);
+    });
+
     it('answers 400 invalid_request for repeated or unknown statuses in the search body', async () => {
       expectProblem(await t.server(env).post('/users/search', { statuses: ['active', 'active'] }), 400, 'invalid_request');
       expectProblem(await t.server(env).post('/users/search', { statuses: ['ACTIVE'] }), 400, 'invalid_request');
