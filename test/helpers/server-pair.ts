@@ -52,6 +52,8 @@ export async function startServerPair(testDatabaseUrl: string, extraEnv: Record<
       call(server, { method, path: `/_svc${path}`, host: env.frontendHost, headers: token ? { authorization: `Bearer ${token}` } : {}, body }),
   };
 }
+
+/** The body of a 201, or an error that shows what came back instead. */
 function created<T>(res: HttpResponse): T {
   if (res.status !== 201) throw new Error(`expected 201, got ${res.status}: ${res.body}`);
   return res.json();
