@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cpuProbe, threadCpuMs } from './lib/cpu.js';
 import { monotonicMicros, readProfile, selfTimeByCategory, type Window } from './lib/cpu-profile.js';
-import { BENCH_ENCRYPTION_KEY, envNumber, expectStatus } from './lib/config.js';
+import { BENCH_ENCRYPTION_KEY, envNumber, expectStatus, loadConfig } from './lib/config.js';
 import { recreateDatabase, redact } from './lib/db.js';
 import { measureHashRate } from './lib/hashrate.js';
 import { http } from './lib/http.js';
@@ -27,10 +27,7 @@ export const description = 'CPU profiles: GET user next to the bare Fastify + pg
 
 function readConfig() {
   return {
-    databaseUrl: process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/gatehouse_bench',
-    durationSeconds: envNumber('BENCH_DURATION', 10, 1),
-    warmupSeconds: envNumber('BENCH_WARMUP', 3),
-    connections: Math.floor(envNumber('BENCH_CONNECTIONS', 32, 1)),
+    ...loadConfig({ durationSeconds: 10, warmupSeconds: 3 }),
     users: Math.floor(envNumber('BENCH_USERS', 100_000, 1)),
     /** Microseconds between samples (node's --cpu-prof-interval). */
     intervalMicros: Math.floor(envNumber('BENCH_PROFILE_INTERVAL', 250, 50)),

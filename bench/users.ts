@@ -9,12 +9,12 @@ import { cpus } from 'node:os';
 import pg from 'pg';
 import { recreateDatabase, redact } from './lib/db.js';
 import { measureHashRate, type HashRateResult } from './lib/hashrate.js';
-import { BENCH_ENCRYPTION_KEY, envNumber, expectStatus } from './lib/config.js';
+import { BENCH_ENCRYPTION_KEY, envNumber, expectStatus, loadConfig } from './lib/config.js';
 import { http } from './lib/http.js';
 import { loadLine, medianOfRounds, timedWithCpu, type Latency } from './lib/latency.js';
 import type { LoadSpec } from './lib/load.js';
 import { machineInfo, machineLine, markdownTable, writeResults, type Row } from './lib/report.js';
-import { compare, cpuOf, interleaved, markdownComparisons, median, roundsFromEnv, type RoundFigures } from './lib/rounds.js';
+import { compare, cpuOf, interleaved, markdownComparisons, median, MIN_ROUNDS, type RoundFigures } from './lib/rounds.js';
 import { seedUsers } from './lib/seed.js';
 import { startServer, type RunningServer } from './lib/server.js';
 import { entryFromComparison, type SummaryEntry } from './lib/summary.js';
@@ -27,11 +27,7 @@ const AIMS = { getUser: { op: '>=', value: 0.80 }, signIn: { op: '>=', value: 0.
 
 function readConfig() {
   return {
-    databaseUrl: process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/gatehouse_bench',
-    durationSeconds: envNumber('BENCH_DURATION', 10, 1),
-    warmupSeconds: envNumber('BENCH_WARMUP', 2),
-    connections: Math.floor(envNumber('BENCH_CONNECTIONS', 32, 1)),
-    rounds: roundsFromEnv(),
+    ...loadConfig({ durationSeconds: 10, rounds: MIN_ROUNDS }),
     users: Math.floor(envNumber('BENCH_USERS', 100_000, 1)),
     hashSeconds: envNumber('BENCH_HASH_SECONDS', 5, 1),
     hashConcurrency: Math.floor(envNumber('BENCH_HASH_CONCURRENCY', 4, 1)),

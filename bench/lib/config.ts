@@ -25,10 +25,10 @@ export function expectStatus<T = Record<string, unknown>>(what: string, res: Htt
  * The settings every load bench reads the same way: the database to recreate, and the shape of each
  * load (`durationSeconds` measured after `warmupSeconds`, on `connections`), repeated `rounds` times.
  */
-export const loadConfig = ({ durationSeconds = 6, rounds = 5 } = {}) => ({
+export const loadConfig = ({ durationSeconds = 6, warmupSeconds = 2, rounds = 5 } = {}) => ({
   databaseUrl: process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/gatehouse_bench',
   durationSeconds: envNumber('BENCH_DURATION', durationSeconds, 1),
-  warmupSeconds: envNumber('BENCH_WARMUP', 2),
+  warmupSeconds: envNumber('BENCH_WARMUP', warmupSeconds),
   connections: Math.floor(envNumber('BENCH_CONNECTIONS', 32, 1)),
   rounds: Math.floor(envNumber('BENCH_ROUNDS', rounds, 1)),
 });
