@@ -66,12 +66,12 @@ export function selfTimeByCategory(profile: CpuProfile, window: Window, ownCode:
 }
 
 /**
- * The main thread's profile of what a process wrote into `dir`: the one with the most samples (a module
- * loader's thread, as tsx's, writes a small one of its own).
+ * The main thread's profile of what a process wrote into `dir`. Node names each thread's file
+ * `CPU.<date>.<time>.<pid>.<thread id>.<sequence>.cpuprofile`, and the main thread's id is 0; a module
+ * loader's thread (tsx's) writes one of its own, with more samples than the main thread's in a short run.
  */
 export async function readProfile(dir: string): Promise<CpuProfile> {
-  const files = (await readdir(dir)).filter((f) => f.endsWith('.cpuprofile'));
-  if (!files.length) throw new Error(`no .cpuprofile in ${dir}`);
-  const profiles = await Promise.all(files.map(async (f) => JSON.parse(await readFile(join(dir, f), 'utf8')) as CpuProfile));
-  return profiles.reduce((a, b) => (b.samples.length > a.samples.length ? b : a));
+  const main = (await readdir(dir)).find((f) => /^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(f));
+  if (!main) throw new Error(`no main-thread .cpuprofile in ${dir}`);
+  return JSON.parse(await readFile(join(dir, main), 'utf8')) as CpuProfile;
 }
