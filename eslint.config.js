@@ -27,6 +27,13 @@ const boundaryZones = [
     message: `${domain}/ may import another domain's service, never its store or routes (docs/architecture.md).`,
   })),
   {
+    // The sign-in wing sits above the noun domains: it calls their participants, never the other way round,
+    // so a second factor or a new way in changes auth/ alone.
+    target: domains.filter((domain) => domain !== 'auth').map((domain) => `./src/${domain}`),
+    from: './src/auth',
+    message: 'Only the sign-in wing imports auth/: a noun domain offers a participant taking the transaction, and auth/ calls it (docs/architecture.md).',
+  },
+  {
     target: './src/*.ts',
     from: domains.flatMap(stores),
     message: 'Only its own domain imports a store; app.ts, main.ts and cli.ts go through services (docs/architecture.md).',

@@ -6,10 +6,13 @@
  */
 import openapiTS, { astToString, COMMENT_HEADER } from 'openapi-typescript';
 
-interface Operation { operationId: string; parameters?: { name: string; in: string }[]; requestBody?: unknown }
+interface Operation { operationId: string; parameters?: { name: string; in: string }[]; requestBody?: unknown; responses?: unknown }
 interface Document { paths: Record<string, Record<string, Operation>> }
 
 const PLANES = [['/api/server/v1/', 'server'], ['/_svc/', 'client']] as const;
+
+/** An operation starts a session when one of its answers is a SessionResponse (auth's answerSignIn); the SDK keeps native tokens from those. */
+const startsSession = (op: Operation) => JSON.stringify(op.responses ?? {}).includes('"#/components/schemas/SessionResponse"');
 
 function operationsSource(doc: Document): string {
   const entries: string[] = [];
@@ -19,7 +22,8 @@ function operationsSource(doc: Document): string {
     for (const [method, op] of Object.entries(operations)) {
       const names = (where: string) => (op.parameters ?? []).filter((p) => p.in === where).map((p) => p.name);
       entries.push(`  ${op.operationId}: { plane: '${plane}', method: '${method.toUpperCase()}', path: '${path}', pathParams: ${JSON.stringify(names('path'))}, `
-        + `query: ${JSON.stringify(names('query'))}, body: ${op.requestBody !== undefined}, idempotencyKey: ${names('header').includes('idempotency-key')} },`);
+        + `query: ${JSON.stringify(names('query'))}, body: ${op.requestBody !== undefined}, idempotencyKey: ${names('header').includes('idempotency-key')}, `
+        + `startsSession: ${startsSession(op)} },`);
     }
   }
   return `// Generated from openapi.json by npm run openapi (scripts/sdk-sources.ts). Do not edit.

@@ -5,24 +5,31 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { auditServerRoutes } from './audit/routes.js';
 import { createAuditService } from './audit/service.js';
-import { authPublicRoutes, authSessionRoutes } from './auth/routes.js';
+import { impersonationRedeemRoutes } from './auth/routes/impersonation.js';
+import { invitationSignUpRoutes } from './auth/routes/invitations.js';
+import { externalSignInRoutes } from './auth/routes/oauth.js';
+import { passwordAuthRoutes, signOutRoutes } from './auth/routes/passwords.js';
 import { createEmailedCodesService } from './auth/service/codes.js';
+import { createExternalSignIn } from './auth/service/external.js';
+import { createImpersonationSignIn } from './auth/service/impersonation.js';
+import { createInvitationSignUps } from './auth/service/invitation-sign-ups.js';
+import { sessionIssuer } from './auth/service/issue-session.js';
 import { createPasswordAuthService } from './auth/service/passwords.js';
 import { allowedOriginsServerRoutes, environmentsAdminRoutes } from './environments/routes.js';
 import { adminTokenMatches, createEnvironmentsService } from './environments/service.js';
-import { invitationsClientRoutes, invitationsServerRoutes } from './invitations/routes.js';
-import { organizationInvitationsClientRoutes, organizationInvitationsPublicRoutes } from './organization-invitations/routes.js';
+import { invitationsServerRoutes } from './invitations/routes.js';
+import { organizationInvitationsClientRoutes } from './organization-invitations/routes.js';
 import { createOrganizationInvitationsService } from './organization-invitations/service.js';
 import { createMemberActions } from './organizations/member-actions.js';
 import { organizationRoleSetsAdminRoutes, organizationsClientRoutes, organizationsServerRoutes } from './organizations/routes.js';
 import { createOrganizationsService } from './organizations/service.js';
 import { createInvitationsService } from './invitations/service.js';
-import { impersonationClientRoutes, impersonationServerRoutes } from './impersonation/routes.js';
+import { impersonationServerRoutes } from './impersonation/routes.js';
 import { createImpersonationService } from './impersonation/service.js';
 import { sessionTokensAdminRoutes, sessionTokensClientRoutes, sessionTokensPublicRoutes, sessionTokensServerRoutes } from './session-tokens/routes.js';
 import { createFirstSigningKey, createSessionTokensService } from './session-tokens/service.js';
 import { createSealer } from './platform/crypto/encryption.js';
-import { oauthAdminRoutes, oauthPublicRoutes, oauthServerRoutes, oauthSessionRoutes } from './oauth/routes.js';
+import { oauthAdminRoutes, oauthServerRoutes, oauthSessionRoutes } from './oauth/routes.js';
 import { createRelyingParty } from './oauth/relying-party.js';
 import { createOAuthProvidersAdmin } from './oauth/provider-admin.js';
 import { createOAuthService } from './oauth/service.js';
@@ -119,8 +126,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const sessions = createSessionsService({ db, clock });
   const users = createUsersService({ db, clock, environments, sessions });
   const limiter = createRateLimiter(db, clock, metrics);
-  const codes = createEmailedCodesService({ db, clock, mailer, limiter, users });
-  const passwords = createPasswordAuthService({ db, clock, limiter, mailer, metrics, users, codes });
+  const issueSession = sessionIssuer(clock);
+  const codes = createEmailedCodesService({ db, clock, mailer, limiter, issueSession, users });
+  const passwords = createPasswordAuthService({ db, clock, limiter, mailer, metrics, issueSession, users, codes });
   const invitations = createInvitationsService({ db, clock, mailer, limiter, environments, users });
   const audit = createAuditService({
     db, clock, limiter, metrics,
@@ -137,6 +145,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     relyingParty: createRelyingParty({ clock, timeoutSeconds: options.oauthTimeoutSeconds ?? 10 }),
   });
   const outbox = createOutboxStore(db);
+  // The sign-in wing: every route that ends in a session, each through issueSession.
+  const signInRoutes = [
+    passwordAuthRoutes(passwords, codes),
+    invitationSignUpRoutes(createInvitationSignUps({ db, clock, issueSession, invitations, organizationInvitations })),
+    impersonationRedeemRoutes(createImpersonationSignIn({ db, clock, issueSession, metrics })),
+    externalSignInRoutes(createExternalSignIn({ oauth, issueSession })),
+  ];
 
   registerSecurityHeaders(app); // before the 404 handler, which only gets the hooks added before it
   registerSchemaCompilers(app);
@@ -204,8 +219,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(clientPlane({
     resolveEnvironment: (host) => environments.findByHost(host),
     authenticateSession: (environmentId, token) => sessions.authenticate(environmentId, token),
-    publicRoutes: [authPublicRoutes(passwords, codes), invitationsClientRoutes(invitations), organizationInvitationsPublicRoutes(organizationInvitations), impersonationClientRoutes(impersonation), sessionTokensPublicRoutes(sessionTokens), oauthPublicRoutes(oauth)],
-    sessionRoutes: [usersClientRoutes(users), sessionsClientRoutes(sessions), authSessionRoutes(sessions), organizationsClientRoutes(createMemberActions(organizations)), organizationInvitationsClientRoutes(organizationInvitations), sessionTokensClientRoutes(sessionTokens), oauthSessionRoutes(oauth)],
+    publicRoutes: [...signInRoutes, sessionTokensPublicRoutes(sessionTokens)],
+    sessionRoutes: [usersClientRoutes(users), sessionsClientRoutes(sessions), signOutRoutes(sessions), organizationsClientRoutes(createMemberActions(organizations)), organizationInvitationsClientRoutes(organizationInvitations), sessionTokensClientRoutes(sessionTokens), oauthSessionRoutes(oauth)],
   }), { prefix: '/_svc' });
 
   if (options.adminToken) {

@@ -4,6 +4,7 @@ import type { Clock } from '../platform/clock.js';
 import { sha256 } from '../platform/crypto/tokens.js';
 import { SWEEP_BATCH_SIZE, untilDone } from '../platform/db/batches.js';
 import type { Db } from '../platform/db/database.js';
+import type { Cte, CteChain } from '../platform/db/cte.js';
 import type { PageQuery } from '../platform/http/common-schemas.js';
 import { canonicalJson, jsonByteSize, type JsonObject } from '../platform/json.js';
 import { ProblemError } from '../platform/http/problem.js';
@@ -20,7 +21,7 @@ import {
   IDEMPOTENCY_KEY_PATTERN, MAX_AGE_MS, MAX_FUTURE_MS,
   type AppendAuditEventBody, type AuditEvent, type AuditEventFilter,
 } from './schemas.js';
-import { createAuditStore, ownEventAfterStatement, type IdempotencyRecord, type NewAuditEvent } from './store.js';
+import { createAuditStore, addOwnEventAfter, type IdempotencyRecord, type NewAuditEvent } from './store.js';
 
 /** 600 append attempts per environment per UTC clock minute, counted in PostgreSQL across processes. */
 export const APPEND_LIMIT = { max: 600, windowSeconds: 60 };
@@ -79,11 +80,11 @@ export function recordOwnEvent(trx: Db, environmentId: string, event: OwnEvent, 
 }
 
 /**
- * The event as CTEs for a statement of the caller, recorded once per row of its CTE `after` (so only
- * when the change it records happened), committing with it. See `ownEventAfterStatement`.
+ * The event as CTEs of a statement the caller builds, recorded once per row of its CTE `after` (so only
+ * when the change it records happened), committing with it.
  */
-export const ownEventAfter = (after: string, environmentId: string, event: OwnEvent, now: Date) =>
-  ownEventAfterStatement(after, environmentId, storedOwnEvent(event, now));
+export const recordOwnEventAfter = (chain: CteChain, after: Cte<unknown>, environmentId: string, event: OwnEvent, now: Date) =>
+  addOwnEventAfter(chain, after, environmentId, storedOwnEvent(event, now));
 
 const storedOwnEvent = (event: OwnEvent, now: Date): NewAuditEvent => ({
   action: event.action, result: event.result ?? 'success', occurredAt: now, recordedAt: now,

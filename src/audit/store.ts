@@ -2,6 +2,7 @@ import { sql, type RawBuilder, type Selectable } from 'kysely';
 import { uuidv7 } from 'uuidv7';
 import { deleteBatch, deleteInBatches } from '../platform/db/batches.js';
 import { inTransaction, jsonb, preparedAs, type Db } from '../platform/db/database.js';
+import type { Cte, CteChain } from '../platform/db/cte.js';
 import type { AuditEventRow } from '../platform/db/tables.js';
 import { toPage } from '../platform/http/pagination.js';
 import type { PageQuery } from '../platform/http/common-schemas.js';
@@ -41,18 +42,18 @@ const nextSequence = (environmentId: string) => sql`
   returning last_sequence`;
 
 /**
- * An event of the service's own trail as two CTEs (`audit_sequence`, `audit_event`) for a statement of
- * the caller, stored once for each row of the caller's CTE `after` (none: no event), in its transaction.
+ * An event of the service's own trail as two CTEs of the caller's statement, stored once for each row
+ * of `after` (none: no event), committing with it.
  */
-export const ownEventAfterStatement = (after: string, environmentId: string, event: NewAuditEvent) => sql`
-  audit_sequence as (
-    insert into audit_sequences (environment_id, last_sequence) select ${environmentId}::uuid, 1 from ${sql.table(after)}
+export function addOwnEventAfter(chain: CteChain, after: Cte<unknown>, environmentId: string, event: NewAuditEvent) {
+  const sequence = chain.add('audit_sequence', sql`
+    insert into audit_sequences (environment_id, last_sequence) select ${environmentId}::uuid, 1 from ${after.from}
     on conflict (environment_id) do update set last_sequence = audit_sequences.last_sequence + 1
-    returning last_sequence
-  ), audit_event as (
-    insert into audit_events (${EVENT_COLUMNS}) select ${eventValues(environmentId, uuidv7(), event)} from audit_sequence s
-    returning id
-  )`;
+    returning last_sequence`);
+  return chain.add('audit_event', sql`
+    insert into audit_events (${EVENT_COLUMNS}) select ${eventValues(environmentId, uuidv7(), event)} from ${sequence.from} s
+    returning id`);
+}
 
 export function createAuditStore(db: Db) {
   return {

@@ -6,3 +6,5 @@ export const userBanned = () => new ProblemError(403, 'user_banned', 'This accou
 export const emailNotVerified = () =>
   new ProblemError(403, 'email_not_verified', 'Confirm your email address with the code we sent before signing in.');
 export const invalidCode = () => new ProblemError(400, 'invalid_code', 'The code is wrong, expired or already used.');
+export const userNotActive = () =>
+  new ProblemError(403, 'user_not_active', 'The account was banned or deleted while signing in: no session was started.');

@@ -1,6 +1,8 @@
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
 import { deleteInBatches } from '../platform/db/batches.js';
+import { runChain, type Cte, type CteChain } from '../platform/db/cte.js';
 import { preparedAs, type Db } from '../platform/db/database.js';
+import type { SessionRow, UserLock } from '../platform/db/tables.js';
 
 export type CodePurpose = 'verify_email' | 'reset_password';
 export const MAX_CODE_ATTEMPTS = 5;
@@ -32,28 +34,27 @@ export function createCodesStore(db: Db) {
   };
 }
 
-/** The writes that end a successful password sign-in, each a CTE body from the domain that owns its table. */
-export interface SignInFinish {
-  /** Clears the account's failure count and returns the user (environment_id, id, status), locking the row. */
-  signedIn: RawBuilder<unknown>;
-  /** Gives the client's reserved attempt back. */
-  released: RawBuilder<unknown>;
-  /** Inserts the session for `signed_in` while the user is active. */
-  session: RawBuilder<unknown>;
-  /** The trail's `user.signed_in` CTEs, recorded once per row of `session`. */
-  event: RawBuilder<unknown>;
+/** The pieces of a sign-in's last statement, each from the domain that owns its table. */
+export interface SignedInSession {
+  /** Adds the CTEs that lock the user (and the writes that commit with the session). */
+  lockUser: (chain: CteChain) => Cte<UserLock>;
+  /** Inserts the session while the locked user is active. */
+  session: (user: Cte<UserLock>) => RawBuilder<Selectable<SessionRow>>;
+  /** Records the sign-in once per row of `session`. */
+  event: (chain: CteChain, session: Cte<Selectable<SessionRow>>) => void;
 }
 
 /**
- * Ends a sign-in in ONE statement (one round trip, one commit): the account's count cleared, the
- * client's attempt given back, the session started and the sign-in recorded (PostgreSQL runs every
- * data-modifying CTE, read or not). The session's row, or
- * undefined when the user was banned or deleted since the password was checked (then nothing but the
- * two counters changed).
+ * Starts a session in ONE statement (one round trip; PostgreSQL runs every data-modifying CTE, read or
+ * not): the user locked, the session inserted, the sign-in recorded. The session's row, or undefined when
+ * the user was banned or deleted since the flow checked them (then only the lock's own writes happen).
+ * `name` prepares the statement; one name per kind of lock, as the text must not vary.
  */
-export const finishSignIn = async <Row>(db: Db, writes: SignInFinish): Promise<Row | undefined> => {
-  const { rows } = await sql<Row>`${preparedAs('sign_in_finish')}
-    with signed_in as (${writes.signedIn}), released as (${writes.released}), session as (${writes.session}), ${writes.event}
-    select * from session`.execute(db);
+export async function insertSignedInSession(db: Db, name: string, pieces: SignedInSession) {
+  const rows = await runChain(db, preparedAs(name), (chain) => {
+    const session = chain.add('session', pieces.session(pieces.lockUser(chain)));
+    pieces.event(chain, session);
+    return session;
+  });
   return rows[0];
-};
+}

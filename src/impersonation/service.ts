@@ -1,14 +1,13 @@
-import { uuidv7 } from 'uuidv7';
 import { recordOwnEvent } from '../audit/service.js';
 import { frontendUrl, isAllowedRedirect } from '../environments/origins.js';
-import type { EnvironmentContext, EnvironmentsService } from '../environments/service.js';
+import type { EnvironmentsService } from '../environments/service.js';
 import type { Actor, Caller, RequestContext } from '../platform/caller.js';
 import type { Clock } from '../platform/clock.js';
 import { randomToken, sha256 } from '../platform/crypto/tokens.js';
 import { inTransaction, type Db } from '../platform/db/database.js';
 import { ProblemError } from '../platform/http/problem.js';
 import type { Metrics } from '../platform/metrics.js';
-import { endSession, impersonationActor, startSession } from '../sessions/service.js';
+import { endSession, impersonationActor } from '../sessions/service.js';
 import { clientUserFromJson } from '../users/accounts.js';
 import { userDeleted } from '../users/errors.js';
 import type { UsersService } from '../users/service.js';
@@ -20,18 +19,38 @@ import type { Impersonation, ListImpersonationsQuery, MintBody, MintedToken, Usa
 import { createImpersonationStore } from './store.js';
 import { monthOf, nextMonthStart, secondsToNextMonth } from './months.js';
 
-export interface ImpersonationDeps {
-  db: Db; clock: Clock;
-  environments: Pick<EnvironmentsService, 'record'>;
-  users: Pick<UsersService, 'get'>;
-  metrics: Pick<Metrics, 'impersonationMints' | 'impersonationRedeems'>;
-}
-
 /** The operator as the actor of the mint and redeem events: acting as themselves, not yet behind the target. */
 const operator = (actorUserId: string): Actor => ({ type: 'user', id: actorUserId, impersonatorId: null });
 
 /** How a token is redeemed: by POST (a session answered like sign-in) or by the browser link (a redirect to the landing URL). */
 export type RedeemBy = 'post' | 'link';
+
+/**
+ * Redeems the token for the session about to start (its id chosen first, so the ledger and the trail
+ * name it), in the caller's transaction, and records it. The target to sign in, the operator behind them
+ * and the landing URL; 401 invalid_token (or 400 landing_url_not_configured for a link) when the token
+ * cannot be redeemed. If the session does not start, the caller's rollback leaves the token unredeemed.
+ */
+export async function redeemImpersonationToken(trx: Db, environmentId: string, token: string, sessionId: string, context: RequestContext, by: RedeemBy, now: Date) {
+  const store = createImpersonationStore(trx);
+  const tokenHash = sha256(token);
+  const redeemed = await store.redeem(environmentId, tokenHash, sessionId, context, now, by === 'link');
+  if (!redeemed) throw by === 'link' && (await store.isLive(environmentId, tokenHash, now)) ? noLandingUrl() : invalidToken();
+  await recordOwnEvent(trx, environmentId, {
+    action: 'impersonation.redeemed', actor: operator(redeemed.actor_user_id), context, via: 'client_api',
+    targets: [{ type: 'user', id: redeemed.target_user_id }, { type: 'session', id: sessionId }, { type: 'impersonation', id: redeemed.id }],
+    metadata: { reason: redeemed.reason, by },
+  }, now);
+  return { target: clientUserFromJson(redeemed.target), actor: impersonationActor(redeemed.actor_user_id), landingUrl: redeemed.landing_url };
+}
+
+export interface ImpersonationDeps {
+  db: Db; clock: Clock;
+  environments: Pick<EnvironmentsService, 'record'>;
+  users: Pick<UsersService, 'get'>;
+  metrics: Pick<Metrics, 'impersonationMints'>;
+}
+
 
 /** Mint, the usage ledger and its monthly quota, and redeem: support staff signing in as a user to see what they see. */
 export function createImpersonationService({ db, clock, environments, users, metrics }: ImpersonationDeps) {
@@ -92,30 +111,6 @@ export function createImpersonationService({ db, clock, environments, users, met
     return { entry, token };
   }
 
-  /** Redeems the token and starts the target's session in one transaction; the ledger row records when and from where. */
-  function redeemIn(env: EnvironmentContext, token: string, from: RequestContext, by: RedeemBy) {
-    const tokenHash = sha256(token);
-    const { session, impersonationSessionLifetimeSeconds: cap } = env.settings;
-    const lifetimes = { idleTimeoutSeconds: Math.min(session.idleTimeoutSeconds, cap), maxLifetimeSeconds: Math.min(session.maxLifetimeSeconds, cap) };
-    return inTransaction(db, async (trx) => {
-      const now = clock.now();
-      const txStore = createImpersonationStore(trx);
-      const sessionId = uuidv7();
-      const redeemed = await txStore.redeem(env.id, tokenHash, sessionId, from, now, by === 'link');
-      if (!redeemed) throw by === 'link' && (await txStore.isLive(env.id, tokenHash, now)) ? noLandingUrl() : invalidToken();
-      const origin = { ...from, actor: impersonationActor(redeemed.actor_user_id) };
-      const started = await startSession(trx, env.id, redeemed.target_user_id, lifetimes, origin, now, sessionId);
-      // Banned or deleted since the mint: the transaction rolls back, so no session and the token stays unredeemed.
-      if (!started) throw userNotActive();
-      await recordOwnEvent(trx, env.id, {
-        action: 'impersonation.redeemed', actor: operator(redeemed.actor_user_id), context: from, via: 'client_api',
-        targets: [{ type: 'user', id: redeemed.target_user_id }, { type: 'session', id: started.session.id }, { type: 'impersonation', id: redeemed.id }],
-        metadata: { reason: redeemed.reason, by },
-      }, now);
-      return { ...started, user: clientUserFromJson(redeemed.target), landingUrl: redeemed.landing_url };
-    });
-  }
-
   async function get(environmentId: string, id: string) {
     const entry = await store.find(environmentId, id, clock.now());
     if (!entry) throw impersonationNotFound();
@@ -139,18 +134,6 @@ export function createImpersonationService({ db, clock, environments, users, met
       metrics.impersonationMints.inc({ result: 'success' });
       const url = landingUrl === null ? null : `${frontendUrl(frontendHost)}/_svc/auth/session/impersonate?token=${token}`;
       return { id: entry.id, token, expiresInSeconds: body.expiresInSeconds, expiresAt: entry.expiresAt, url };
-    },
-
-    /** The target's session, carrying the actor; every refusal is counted by its reason. */
-    async redeem(env: EnvironmentContext, token: string, from: RequestContext, by: RedeemBy) {
-      try {
-        const redeemed = await redeemIn(env, token, from, by);
-        metrics.impersonationRedeems.inc({ result: 'success' });
-        return redeemed;
-      } catch (err) {
-        metrics.impersonationRedeems.inc({ result: err instanceof ProblemError ? err.code : 'error' });
-        throw err;
-      }
     },
 
     /** Stops a pending token from working, or ends the session a redeemed one started; revoking twice changes nothing. */

@@ -1,11 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import { NativeQuery, SessionResponse } from '../auth/schemas.js';
 import { Page, PageQuery } from '../platform/http/common-schemas.js';
-import { requestContext, serverCaller } from '../platform/http/planes.js';
-import { sendSession } from '../sessions/cookies.js';
+import { serverCaller } from '../platform/http/planes.js';
 import {
-  CreateInvitationBody, Invitation, InvitationParams, InvitationSignUpBody, InvitationSummary, ListInvitationsQuery, MetadataPatchBody, SearchInvitationsBody,
+  CreateInvitationBody, Invitation, InvitationParams, InvitationSummary, ListInvitationsQuery, MetadataPatchBody, SearchInvitationsBody,
 } from './schemas.js';
 import type { InvitationsService } from './service.js';
 
@@ -45,20 +43,5 @@ export function invitationsServerRoutes(invitations: InvitationsService): Fastif
     app.patch('/invitations/:invitationId/metadata', {
       schema: { operationId: 'mergeInvitationMetadata', summary: "Deep-merge an invitation's metadata", tags, params: InvitationParams, body: MetadataPatchBody, response: { 200: Invitation } },
     }, (req) => invitations.mergeMetadata(req.environmentId, req.params.invitationId, req.body));
-  };
-}
-
-/** Client plane, no session needed: sign-up from an invitation link. */
-export function invitationsClientRoutes(invitations: InvitationsService): FastifyPluginAsync {
-  return async (base) => {
-    const app = base.withTypeProvider<TypeBoxTypeProvider>();
-    app.post('/auth/invitation/password-signup', {
-      schema: { operationId: 'signUpWithInvitation',
-        summary: 'Sign up with an invitation token',
-        description: 'Creates a verified user from the invitation (its public metadata copied), accepts the invitation and starts a session, in one transaction. A token works once.',
-        tags: ['Client: authentication'], querystring: NativeQuery, body: InvitationSignUpBody, response: { 201: SessionResponse },
-      },
-    }, async (req, reply) =>
-      sendSession(reply, req.query._is_native, await invitations.signUp(req.clientEnvironment, req.body, requestContext(req)), 201));
   };
 }

@@ -1,7 +1,6 @@
-import { uuidv7 } from 'uuidv7';
 import { recordOwnEvent } from '../audit/service.js';
 import { isAllowedRedirect, urlOrigin } from '../environments/origins.js';
-import type { EnvironmentContext, EnvironmentRecord, EnvironmentsService } from '../environments/service.js';
+import type { EnvironmentRecord, EnvironmentsService } from '../environments/service.js';
 import { userCaller, type Caller, type CallerContext } from '../platform/caller.js';
 import type { Clock } from '../platform/clock.js';
 import { randomToken, sha256 } from '../platform/crypto/tokens.js';
@@ -10,15 +9,31 @@ import type { PageQuery } from '../platform/http/common-schemas.js';
 import type { Mailer } from '../platform/mail/mailer.js';
 import { assertMetadataBudget, mergeBags } from '../platform/metadata.js';
 import type { RateLimiter } from '../platform/rate-limit.js';
-import { startSession } from '../sessions/service.js';
-import { checkedPasswordHash, insertVerifiedUser, normalizeEmail, toClientUser } from '../users/accounts.js';
-import { emailTaken, nameRequired } from '../users/errors.js';
+import { normalizeEmail } from '../users/accounts.js';
+import { emailTaken } from '../users/errors.js';
 import { invitationLink, invitationMail } from './email.js';
 import {
-  invitationNotFound, invitationNotPending, invitationRateLimited, legalConsentRequired, redirectUrlNotAllowed, signUpUrlNotConfigured, tokenUnusable,
+  invitationNotFound, invitationNotPending, invitationRateLimited, redirectUrlNotAllowed, signUpUrlNotConfigured, tokenUnusable,
 } from './errors.js';
-import type { CreateInvitationBody, Invitation, InvitationFilter, InvitationSignUpBody, InvitationSummary, MetadataPatchBody } from './schemas.js';
+import type { CreateInvitationBody, Invitation, InvitationFilter, InvitationSummary, MetadataPatchBody } from './schemas.js';
 import { createInvitationsStore } from './store.js';
+
+const invitationTarget = (id: string) => [{ type: 'invitation', id }];
+
+/**
+ * Accepts the invitation for the user about to sign up with it, in the caller's transaction: the single
+ * statement that lets a token work once, then its record. Any later failure rolls it back to PENDING.
+ */
+export async function acceptInvitation(trx: Db, environmentId: string, tokenHash: Buffer, userId: string, context: CallerContext, now: Date) {
+  const invitations = createInvitationsStore(trx);
+  const accepted = await invitations.accept(environmentId, tokenHash, userId, now);
+  // A concurrent redeem got there first (or the state changed since the read): say which state it is in now.
+  if (!accepted) throw tokenUnusable((await invitations.findByToken(environmentId, tokenHash, now))?.invitation.status);
+  await recordOwnEvent(trx, environmentId, {
+    action: 'invitation.accepted', ...userCaller(userId, context), targets: invitationTarget(accepted.id), metadata: { userId },
+  }, now);
+  return accepted;
+}
 
 export interface InvitationsDeps {
   db: Db; clock: Clock; mailer: Mailer; limiter: RateLimiter;
@@ -28,8 +43,6 @@ export interface InvitationsDeps {
 
 const DEFAULT_EXPIRES_IN_DAYS = 30;
 const DAY_MS = 86_400_000;
-
-const invitationTarget = (id: string) => [{ type: 'invitation', id }];
 
 const toSummary = ({ publicMetadata: _p, privateMetadata: _q, ...summary }: Invitation): InvitationSummary => summary;
 
@@ -156,33 +169,12 @@ export function createInvitationsService({ db, clock, mailer, limiter, environme
       });
     },
 
-    /**
-     * Sign-up from an invitation: in one transaction the invitation is accepted (the single statement
-     * that lets a token work once), a verified user carrying its public metadata is created, and a
-     * session starts. Any failure leaves the invitation PENDING.
-     */
-    async signUp(env: EnvironmentContext, body: InvitationSignUpBody, origin: CallerContext) {
-      if (!body.legalConsentAccepted) throw legalConsentRequired();
-      if (env.settings.requiredFields.includes('name') && !body.name) throw nameRequired();
-      const tokenHash = sha256(body.token);
-      const found = await store.findByToken(env.id, tokenHash, clock.now());
+    /** The pending invitation a sign-up token names; 404, 409 or 410 naming its state otherwise. */
+    async pendingByToken(environmentId: string, token: string) {
+      const tokenHash = sha256(token);
+      const found = await store.findByToken(environmentId, tokenHash, clock.now());
       if (found?.invitation.status !== 'PENDING') throw tokenUnusable(found?.invitation.status);
-      const passwordHash = await checkedPasswordHash(body.password, env.settings, found.invitation.email);
-      return inTransaction(db, async (trx) => {
-        const now = clock.now();
-        const userId = uuidv7();
-        const invitations = createInvitationsStore(trx);
-        const accepted = await invitations.accept(env.id, tokenHash, userId, now);
-        // A concurrent redeem got there first (or the state changed since the read): say which state it is in now.
-        if (!accepted) throw tokenUnusable((await invitations.findByToken(env.id, tokenHash, now))?.invitation.status);
-        const user = await insertVerifiedUser(trx, env.id, {
-          id: userId, email: accepted.email, passwordHash, name: body.name ?? null, publicMetadata: accepted.publicMetadata,
-        }, now);
-        const started = await startSession(trx, env.id, user.id, env.settings.session, origin, now);
-        if (!started) throw new Error('a user created in this transaction must be active');
-        await record(trx, env.id, 'invitation.accepted', accepted.id, userCaller(user.id, origin), { userId: user.id });
-        return { user: toClientUser(user), ...started };
-      });
+      return { tokenHash, email: found.invitation.email };
     },
 
     /** Housekeeping: stores EXPIRED for invitations past their expiry. */

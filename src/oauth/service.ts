@@ -1,6 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
 import { recordOwnEvent } from '../audit/service.js';
-import { signInAs, type SignedIn } from '../auth/service/common.js';
 import { isAllowedRedirect } from '../environments/origins.js';
 import { userCaller, type Caller, type RequestContext } from '../platform/caller.js';
 import type { Clock } from '../platform/clock.js';
@@ -30,10 +29,13 @@ export interface OAuthDeps {
 /** How long a started sign-in may take at the provider before its state stops working. */
 export const STATE_LIFETIME_SECONDS = 600;
 
-/** Where a callback sends the browser: signed in, or back with an error code. */
-export type CallbackResult =
-  | { outcome: 'signed_in'; redirectUrl: string; signedIn: SignedIn }
+/** Where a callback sends the browser: with what the sign-in answered, or back with an error code. */
+export type CallbackResult<T> =
+  | { outcome: 'signed_in'; redirectUrl: string; signedIn: T }
   | { outcome: 'failed'; redirectUrl: string; code: OAuthFailure['code']; reason: string };
+
+/** What signs the profile's user in (auth's session issuer), in the transaction that found or linked them. */
+export type SignInUser<T> = (trx: Db, user: User) => Promise<T>;
 
 const toIdentity = (row: IdentityRecord): Identity => ({
   id: row.id, provider: row.provider_id, subject: row.subject, email: row.email, emailVerified: row.email_verified,
@@ -72,12 +74,12 @@ export function createOAuthService({ db, clock, sealer, relyingParty, users, met
     recordOwnEvent(trx, environmentId, { action, ...by, targets: [{ type: 'user', id: userId }], metadata }, clock.now());
 
   /** Links the profile's identity to the user, in the caller's transaction, and records it. */
-  async function link(trx: Db, env: ClientEnvironment, user: User, providerId: string, profile: Profile, origin: RequestContext) {
+  async function link(trx: Db, env: ClientEnvironment, user: User, providerId: string, profile: Profile, context: RequestContext) {
     const identity = await createIdentitiesStore(trx).insert(env.id, {
       userId: user.id, providerId, subject: profile.subject, email: profile.email, emailVerified: profile.emailVerified,
     }, clock.now());
     await recordOwnEvent(trx, env.id, {
-      action: 'user.identity_linked', ...userCaller(user.id, origin),
+      action: 'user.identity_linked', ...userCaller(user.id, context),
       targets: [{ type: 'user', id: user.id }, { type: 'identity', id: identity.id }], metadata: { provider: providerId },
     }, clock.now());
   }
@@ -101,18 +103,18 @@ export function createOAuthService({ db, clock, sealer, relyingParty, users, met
    * never proven that email gets it verified and loses the unproven password and its sessions: whoever
    * signed up with another's address first must not keep a way into the owner's account.
    */
-  async function userToLink(trx: Db, env: ClientEnvironment, profile: Profile, origin: RequestContext) {
+  async function userToLink(trx: Db, env: ClientEnvironment, profile: Profile, context: RequestContext) {
     if (!profile.email || !profile.emailVerified || !env.settings.oauthLinkVerifiedEmails) return undefined;
     const user = await lockLiveUserByEmail(trx, env.id, profile.email);
     if (!user || user.emailVerifiedAt !== null || user.status !== 'active') return user;
     const proven = (await proveEmailByProvider(trx, env.id, user.id, clock.now()))!;
     const revokedSessions = await revokeAllSessions(trx, env.id, user.id, clock.now());
-    await recordUserEvent(trx, env.id, user.id, 'user.email_verified', userCaller(user.id, origin), { via: 'oauth', passwordRemoved: true, revokedSessions });
+    await recordUserEvent(trx, env.id, user.id, 'user.email_verified', userCaller(user.id, context), { via: 'oauth', passwordRemoved: true, revokedSessions });
     return proven;
   }
 
   /** A new user from the profile, under the environment's sign-up rules. */
-  async function createUser(trx: Db, env: ClientEnvironment, providerId: string, profile: Profile, origin: RequestContext) {
+  async function createUser(trx: Db, env: ClientEnvironment, providerId: string, profile: Profile, context: RequestContext) {
     const { requiredFields } = env.settings;
     if (requiredFields.includes('email') && !profile.email) throw fail('email_required', 'the provider gave no email and the environment requires one');
     if (requiredFields.includes('name') && !(profile.name || (profile.firstName && profile.lastName))) throw fail('name_required', 'the provider gave no name and the environment requires one');
@@ -125,23 +127,23 @@ export function createOAuthService({ db, clock, sealer, relyingParty, users, met
       if (err instanceof ProblemError && err.code === 'email_taken') throw fail('email_taken', 'another account has the email and it cannot be linked');
       throw err;
     });
-    await recordUserEvent(trx, env.id, user.id, 'user.signed_up', userCaller(user.id, origin), { method: 'oauth', provider: providerId });
+    await recordUserEvent(trx, env.id, user.id, 'user.signed_up', userCaller(user.id, context), { method: 'oauth', provider: providerId });
     return user;
   }
 
   /** The user the profile's email links to, or a new one; the identity is linked to it. */
-  async function linkedUser(trx: Db, env: ClientEnvironment, providerId: string, profile: Profile, origin: RequestContext) {
-    const user = await userToLink(trx, env, profile, origin) ?? await createUser(trx, env, providerId, profile, origin);
-    await link(trx, env, user, providerId, profile, origin);
+  async function linkedUser(trx: Db, env: ClientEnvironment, providerId: string, profile: Profile, context: RequestContext) {
+    const user = await userToLink(trx, env, profile, context) ?? await createUser(trx, env, providerId, profile, context);
+    await link(trx, env, user, providerId, profile, context);
     return user;
   }
 
-  /** Finds, links or creates the user and starts the session, in one transaction (a refusal undoes all of it). */
-  const signInWithProfile = (env: ClientEnvironment, providerId: string, profile: Profile, origin: RequestContext) =>
+  /** Finds, links or creates the user and signs them in, in one transaction (a refusal undoes all of it). */
+  const signInWithProfile = <T>(env: ClientEnvironment, providerId: string, profile: Profile, context: RequestContext, signIn: SignInUser<T>) =>
     transactionWithLock(db, identityLockKey(env.id, providerId, profile.subject), async (trx) => {
-      const user = await userOfIdentity(trx, env, providerId, profile) ?? await linkedUser(trx, env, providerId, profile, origin);
+      const user = await userOfIdentity(trx, env, providerId, profile) ?? await linkedUser(trx, env, providerId, profile, context);
       if (user.status === 'banned') throw fail('user_banned', 'the user is banned');
-      return signInAs(trx, clock, env, user, origin, 'oauth', { provider: providerId });
+      return signIn(trx, user);
     });
 
   function sameBrowser(expectedHash: Buffer, browserToken: string | undefined) {
@@ -149,7 +151,7 @@ export function createOAuthService({ db, clock, sealer, relyingParty, users, met
   }
 
   /** Runs the callback's steps; an OAuthFailure becomes the error code the browser goes back with. Counted by provider type. */
-  async function finish(redirectUrl: string, type: string, run: () => Promise<SignedIn>): Promise<CallbackResult> {
+  async function finish<T>(redirectUrl: string, type: string, run: () => Promise<T>): Promise<CallbackResult<T>> {
     try {
       const signedIn = await run();
       metrics.oauthSignIns.inc({ provider_type: type, result: 'success' });
@@ -170,7 +172,7 @@ export function createOAuthService({ db, clock, sealer, relyingParty, users, met
      * cookie), PKCE and, for OpenID Connect, a nonce. Answers the provider's URL, or the failure to send
      * the browser back with; a redirect URL outside the allowed origins is refused before anything else.
      */
-    async authorize(env: ClientEnvironment, providerId: string, redirectUrl: string): Promise<{ location: string; browserToken: string } | CallbackResult> {
+    async authorize(env: ClientEnvironment, providerId: string, redirectUrl: string): Promise<{ location: string; browserToken: string } | CallbackResult<never>> {
       if (!isAllowedRedirect(redirectUrl, env.allowedOrigins)) throw redirectUrlNotAllowed();
       try {
         const provider = settingsOf(enabled(await providers.find(env.id, providerId), providerId));
@@ -194,8 +196,8 @@ export function createOAuthService({ db, clock, sealer, relyingParty, users, met
      * live state there is no safe place to send the browser, so that is a problem answer. Everything
      * after it ends in a redirect to the state's own redirect URL: signed in, or with an error code.
      */
-    async callback(env: ClientEnvironment, providerId: string, query: Record<string, string | undefined>, rawQuery: string,
-      browserToken: string | undefined, origin: RequestContext): Promise<CallbackResult> {
+    async callback<T>(env: ClientEnvironment, providerId: string, query: Record<string, string | undefined>, rawQuery: string,
+      browserToken: string | undefined, context: RequestContext, signIn: SignInUser<T>): Promise<CallbackResult<T>> {
       const state = query.state;
       if (!state) throw invalidState();
       const pending = await states.consume(env.id, sha256(state), clock.now());
@@ -210,7 +212,7 @@ export function createOAuthService({ db, clock, sealer, relyingParty, users, met
         const secrets = JSON.parse(sealer.open(pending.secrets_sealed).toString('utf8')) as AuthorizationSecrets;
         const url = new URL(`${callbackUrl(env, providerId)}?${rawQuery}`);
         const profile = await relyingParty.signIn(provider, url, state, secrets);
-        return signInWithProfile(env, providerId, profile, origin);
+        return signInWithProfile(env, providerId, profile, context, signIn);
       });
     },
 

@@ -1,13 +1,11 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import { NativeQuery, SessionResponse } from '../auth/schemas.js';
 import { OrganizationPageQuery, OrganizationParams } from '../organizations/schemas.js';
 import { Page } from '../platform/http/common-schemas.js';
 import { clientCaller, requestContext, signedIn } from '../platform/http/planes.js';
-import { sendSession } from '../sessions/cookies.js';
 import {
   AcceptBody, CreatedOrganizationInvitation, CreateOrganizationInvitationBody, JoinedMembership, OrganizationInvitation,
-  OrganizationInvitationParams, OrganizationInvitationSignUpBody,
+  OrganizationInvitationParams,
 } from './schemas.js';
 import type { OrganizationInvitationsService } from './service.js';
 
@@ -36,20 +34,5 @@ export function organizationInvitationsClientRoutes(invitations: OrganizationInv
     app.post('/organization-invitations/accept', {
       schema: { operationId: 'acceptOrganizationInvitation', summary: 'Accept an organization invitation', description: ACCEPT, tags, body: AcceptBody, response: { 200: JoinedMembership } },
     }, (req) => invitations.accept(req.environmentId, signedIn(req).userId, req.body.token, requestContext(req)));
-  };
-}
-
-/** Client plane, no session: sign up from an organization invitation token. */
-export function organizationInvitationsPublicRoutes(invitations: OrganizationInvitationsService): FastifyPluginAsync {
-  return async (base) => {
-    const app = base.withTypeProvider<TypeBoxTypeProvider>();
-    app.post('/auth/organization-invitation/password-signup', {
-      schema: { operationId: 'signUpWithOrganizationInvitation',
-        summary: 'Sign up with an organization invitation token',
-        description: 'Creates a verified user with the invited email, who joins the organization with the invited role, and starts a session, in one transaction. A token works once.',
-        tags: ['Client: authentication'], querystring: NativeQuery, body: OrganizationInvitationSignUpBody, response: { 201: SessionResponse },
-      },
-    }, async (req, reply) =>
-      sendSession(reply, req.query._is_native, await invitations.signUp(req.clientEnvironment, req.body, requestContext(req)), 201));
   };
 }

@@ -1,9 +1,7 @@
-import { uuidv7 } from 'uuidv7';
 import { recordOwnEvent } from '../audit/service.js';
-import type { EnvironmentContext, EnvironmentsService } from '../environments/service.js';
-import { legalConsentRequired } from '../invitations/errors.js';
+import type { EnvironmentsService } from '../environments/service.js';
 import { forbidden, organizationNotFound, alreadyMember, userNotActive } from '../organizations/errors.js';
-import { ADMIN, OWNER } from '../organizations/roles.js';
+import { ADMIN, OWNER, type Role } from '../organizations/roles.js';
 import { joinOrganization, lockOrganization, type OrganizationsService } from '../organizations/service.js';
 import { userCaller, type Caller, type RequestContext } from '../platform/caller.js';
 import type { Clock } from '../platform/clock.js';
@@ -11,15 +9,39 @@ import { randomToken, sha256 } from '../platform/crypto/tokens.js';
 import { inTransaction, type Db } from '../platform/db/database.js';
 import type { Mailer } from '../platform/mail/mailer.js';
 import type { RateLimiter } from '../platform/rate-limit.js';
-import { startSession } from '../sessions/service.js';
-import { checkedPasswordHash, insertVerifiedUser, normalizeEmail, toClientUser } from '../users/accounts.js';
-import { nameRequired } from '../users/errors.js';
+import { normalizeEmail } from '../users/accounts.js';
 import type { UsersService } from '../users/service.js';
 import { acceptLink, organizationInvitationMail } from './email.js';
 import { emailMismatch, invitationNotFound, invitationNotPending, organizationInvitationRateLimited, tokenUnusable } from './errors.js';
-import type { CreatedOrganizationInvitation, CreateOrganizationInvitationBody, OrganizationInvitationSignUpBody } from './schemas.js';
+import type { CreatedOrganizationInvitation, CreateOrganizationInvitationBody } from './schemas.js';
 import { createOrganizationInvitationsStore } from './store.js';
 import type { OrganizationPageQuery } from '../organizations/schemas.js';
+
+/**
+ * Redeems the invitation for the user and makes them a member with the invited role, in the caller's
+ * transaction, under the organization lock: the single statement that lets a token work once, then
+ * `createUser` (a sign-up's new user), the membership and the record. The membership, 'already_member',
+ * or undefined when the user is not active.
+ */
+export async function acceptOrganizationInvitation(
+  trx: Db, environmentId: string, organizationId: string, tokenHash: Buffer, userId: string, role: Role, by: Caller, now: Date,
+  createUser?: (email: string) => Promise<unknown>,
+) {
+  await lockOrganization(trx, environmentId, organizationId);
+  const invitations = createOrganizationInvitationsStore(trx);
+  const accepted = await invitations.accept(environmentId, tokenHash, userId, now);
+  // A concurrent redeem got there first (or the state changed since the read): say which state it is in now.
+  if (!accepted) throw tokenUnusable((await invitations.findByToken(environmentId, tokenHash, now))?.status);
+  await createUser?.(accepted.email);
+  const member = await joinOrganization(trx, environmentId, accepted.organizationId, userId, role, by, now);
+  if (member && member !== 'already_member') await recordInvitationEvent(trx, environmentId, 'organization_invitation.accepted', accepted.organizationId, accepted.id, by, now, { userId });
+  return member;
+}
+
+const recordInvitationEvent = (trx: Db, environmentId: string, action: string, organizationId: string, invitationId: string, by: Caller, now: Date, metadata = {}) =>
+  recordOwnEvent(trx, environmentId, {
+    action, ...by, metadata, targets: [{ type: 'organization', id: organizationId }, { type: 'organization_invitation', id: invitationId }],
+  }, now);
 
 export interface OrganizationInvitationsDeps {
   db: Db; clock: Clock; mailer: Mailer; limiter: RateLimiter;
@@ -35,9 +57,7 @@ export function createOrganizationInvitationsService({ db, clock, mailer, limite
   const store = createOrganizationInvitationsStore(db);
 
   const record = (trx: Db, environmentId: string, action: string, organizationId: string, invitationId: string, by: Caller, metadata = {}) =>
-    recordOwnEvent(trx, environmentId, {
-      action, ...by, metadata, targets: [{ type: 'organization', id: organizationId }, { type: 'organization_invitation', id: invitationId }],
-    }, clock.now());
+    recordInvitationEvent(trx, environmentId, action, organizationId, invitationId, by, clock.now(), metadata);
 
   /** The caller's membership when it may manage invitations; 404 for a non-member, 403 for a plain member. */
   async function asManager(environmentId: string, organizationId: string, userId: string) {
@@ -47,9 +67,13 @@ export function createOrganizationInvitationsService({ db, clock, mailer, limite
     return membership;
   }
 
-  /** Why a token cannot be redeemed now, read in the transaction after the redeeming statement matched nothing. */
-  const unusable = async (trx: Db, environmentId: string, tokenHash: Buffer) =>
-    tokenUnusable((await createOrganizationInvitationsStore(trx).findByToken(environmentId, tokenHash, clock.now()))?.status);
+  /** The pending invitation a token names, with the role it grants; 404, 409 or 410 naming its state otherwise. */
+  async function pendingByToken(environmentId: string, token: string) {
+    const tokenHash = sha256(token);
+    const found = await store.findByToken(environmentId, tokenHash, clock.now());
+    if (found?.status !== 'PENDING') throw tokenUnusable(found?.status);
+    return { tokenHash, email: found.email, organizationId: found.organizationId, role: await organizations.roleOf(environmentId, found.organizationId, found.role) };
+  }
 
   return {
     /**
@@ -111,53 +135,17 @@ export function createOrganizationInvitationsService({ db, clock, mailer, limite
      * transaction: the single statement that redeems the token (so it works once), then the membership.
      */
     async accept(environmentId: string, userId: string, token: string, context: RequestContext) {
-      const tokenHash = sha256(token);
-      const found = await store.findByToken(environmentId, tokenHash, clock.now());
-      if (found?.status !== 'PENDING') throw tokenUnusable(found?.status);
+      const pending = await pendingByToken(environmentId, token);
       const user = await users.get(environmentId, userId);
-      if (!user.emailVerifiedAt || user.email !== found.email) throw emailMismatch();
-      const role = await organizations.roleOf(environmentId, found.organizationId, found.role);
+      if (!user.emailVerifiedAt || user.email !== pending.email) throw emailMismatch();
       return inTransaction(db, async (trx) => {
-        const now = clock.now();
-        await lockOrganization(trx, environmentId, found.organizationId);
-        const accepted = await createOrganizationInvitationsStore(trx).accept(environmentId, tokenHash, userId, now);
-        if (!accepted) throw await unusable(trx, environmentId, tokenHash);
-        const by = userCaller(userId, context);
-        const member = await joinOrganization(trx, environmentId, accepted.organizationId, userId, role, by, now);
+        const member = await acceptOrganizationInvitation(trx, environmentId, pending.organizationId, pending.tokenHash, userId, pending.role, userCaller(userId, context), clock.now());
         if (member === 'already_member') throw alreadyMember();
         if (!member) throw userNotActive();
-        await record(trx, environmentId, 'organization_invitation.accepted', accepted.organizationId, accepted.id, by, { userId });
         return { organizationId: member.organizationId, userId, role: member.role, roleName: member.roleName, joinedAt: member.joinedAt };
       });
     },
-
-    /**
-     * Sign-up from an organization invitation: in one transaction the token is redeemed, a verified user
-     * with the invited email is created, joins with the invited role, and a session starts.
-     */
-    async signUp(env: EnvironmentContext, body: OrganizationInvitationSignUpBody, context: RequestContext) {
-      if (!body.legalConsentAccepted) throw legalConsentRequired();
-      if (env.settings.requiredFields.includes('name') && !body.name) throw nameRequired();
-      const tokenHash = sha256(body.token);
-      const found = await store.findByToken(env.id, tokenHash, clock.now());
-      if (found?.status !== 'PENDING') throw tokenUnusable(found?.status);
-      const passwordHash = await checkedPasswordHash(body.password, env.settings, found.email);
-      const role = await organizations.roleOf(env.id, found.organizationId, found.role);
-      return inTransaction(db, async (trx) => {
-        const now = clock.now();
-        const userId = uuidv7();
-        await lockOrganization(trx, env.id, found.organizationId);
-        const accepted = await createOrganizationInvitationsStore(trx).accept(env.id, tokenHash, userId, now);
-        if (!accepted) throw await unusable(trx, env.id, tokenHash);
-        const user = await insertVerifiedUser(trx, env.id, { id: userId, email: accepted.email, passwordHash, name: body.name ?? null, publicMetadata: {} }, now);
-        const by = userCaller(userId, context);
-        await joinOrganization(trx, env.id, accepted.organizationId, userId, role, by, now);
-        const started = await startSession(trx, env.id, userId, env.settings.session, context, now);
-        if (!started) throw new Error('a user created in this transaction must be active');
-        await record(trx, env.id, 'organization_invitation.accepted', accepted.organizationId, accepted.id, by, { userId });
-        return { user: toClientUser(user), ...started };
-      });
-    },
+    pendingByToken,
   };
 }
 export type OrganizationInvitationsService = ReturnType<typeof createOrganizationInvitationsService>;

@@ -9,27 +9,11 @@ import { SESSION_COOKIE } from '../platform/http/planes.js';
  */
 const COOKIE_OPTIONS = { httpOnly: true, sameSite: 'lax', path: '/', secure: true } as const;
 
-function setSessionCookie(reply: FastifyReply, token: string, expiresAt: string) {
+/** The HttpOnly session cookie, expiring with the session. */
+export function setSessionCookie(reply: FastifyReply, token: string, expiresAt: string) {
   reply.setCookie(SESSION_COOKIE, token, { ...COOKIE_OPTIONS, expires: new Date(expiresAt) });
 }
 
 export function clearSessionCookie(reply: FastifyReply) {
   reply.clearCookie(SESSION_COOKIE, COOKIE_OPTIONS);
-}
-
-/** The session answer: a cookie for browsers, or the token in the body for native apps. */
-export function sendSession(
-  reply: FastifyReply, native: boolean,
-  result: { user: unknown; session: { expiresAt: string }; token: string }, status = 200,
-) {
-  const body = { user: result.user, session: result.session };
-  if (native) return reply.code(status).send({ ...body, sessionToken: result.token });
-  setSessionCookie(reply, result.token, result.session.expiresAt);
-  return reply.code(status).send(body);
-}
-
-/** The browser-link answer: the session cookie, and a 303 to the landing URL exactly as given (nothing appended). */
-export function redirectWithSession(reply: FastifyReply, result: { session: { expiresAt: string }; token: string }, location: string) {
-  setSessionCookie(reply, result.token, result.session.expiresAt);
-  return reply.redirect(location, 303);
 }

@@ -2,6 +2,8 @@ import { uuidv7 } from 'uuidv7';
 import { recordOwnEvent } from '../audit/service.js';
 import type { Caller, CallerContext } from '../platform/caller.js';
 import type { Clock } from '../platform/clock.js';
+import type { Cte } from '../platform/db/cte.js';
+import type { UserLock } from '../platform/db/tables.js';
 import { randomToken, sha256 } from '../platform/crypto/tokens.js';
 import { inTransaction, type Db } from '../platform/db/database.js';
 import type { SessionContext } from '../platform/http/planes.js';
@@ -9,7 +11,7 @@ import { ProblemError } from '../platform/http/problem.js';
 import type { JsonObject } from '../platform/json.js';
 import { DAY_MS } from '../platform/maintenance.js';
 import type { ListSessionsQuery, SessionActor } from './schemas.js';
-import { createSessionsStore, insertSessionAfterStatement, toStarted, type NewSession } from './store.js';
+import { createSessionsStore, insertSessionAfter, toStarted, type NewSession } from './store.js';
 
 declare module '../platform/http/planes.js' {
   /** The user's public metadata comes with the session check (one join), for the session's JWT. */
@@ -18,7 +20,7 @@ declare module '../platform/http/planes.js' {
 
 export interface SessionLifetimes { idleTimeoutSeconds: number; maxLifetimeSeconds: number }
 /** Where a session starts from: the request's context, and the actor of an impersonated session. */
-export interface SessionOrigin extends CallerContext { actor?: SessionActor | null }
+export interface SessionStartContext extends CallerContext { actor?: SessionActor | null }
 
 // Writing last-activity on every request would turn each read into a write. A minute's precision is
 // plenty for long idle timeouts; a short one is kept to a tenth of itself, or a session in steady use
@@ -46,29 +48,20 @@ function impersonatorOf(actor: JsonObject | null): string | null {
 const sessionNotFound = () => new ProblemError(404, 'resource_not_found', 'No session with this id for this user.');
 
 /**
- * Starts a session in the caller's transaction (or on its own): a fresh random token at every sign-in
- * (no fixation), only its hash stored. Undefined when the user is no longer active (banned or deleted
- * while signing in). `id` is chosen by a caller that names the session before it starts (an impersonation redeemed).
+ * A new session for the user, as a CTE body after the caller's CTE that locks that user
+ * (auth's `issueSession`, the one way a session starts): a fresh random token at every sign-in (no
+ * fixation), only its hash stored; no row when the user is no longer active. `id` is chosen by a caller
+ * that names the session before it starts (an impersonation redeemed). `started` reads its row.
  */
-export async function startSession(db: Db, environmentId: string, userId: string, lifetimes: SessionLifetimes, origin: SessionOrigin, now: Date, id = uuidv7()) {
-  const { session, token } = newSession(userId, lifetimes, origin, now, id);
-  const started = await createSessionsStore(db).insert(environmentId, session, now);
-  return started && { session: started, token };
+export function sessionAfter(userId: string, lifetimes: SessionLifetimes, context: SessionStartContext, now: Date, id = uuidv7()) {
+  const { session, token } = newSession(userId, lifetimes, context, now, id);
+  return { id: session.id, token, statement: (user: Cte<UserLock>) => insertSessionAfter(user, session, now), started: toStarted };
 }
 
-/**
- * A session for the user that the caller's statement locks by updating it in its CTE `users`, as a CTE
- * body for that statement (one round trip for a sign-in's last writes). `started` reads its row.
- */
-export function sessionAfterStatement(users: string, userId: string, lifetimes: SessionLifetimes, origin: SessionOrigin, now: Date) {
-  const { session, token } = newSession(userId, lifetimes, origin, now, uuidv7());
-  return { id: session.id, token, statement: insertSessionAfterStatement(users, session, now), started: toStarted };
-}
-
-function newSession(userId: string, lifetimes: SessionLifetimes, origin: SessionOrigin, now: Date, id: string) {
+function newSession(userId: string, lifetimes: SessionLifetimes, context: SessionStartContext, now: Date, id: string) {
   const token = randomToken('sess_');
   const session: NewSession = {
-    id, userId, tokenHash: sha256(token), actor: origin.actor ?? null, ipAddress: origin.ipAddress, userAgent: origin.userAgent,
+    id, userId, tokenHash: sha256(token), actor: context.actor ?? null, ipAddress: context.ipAddress, userAgent: context.userAgent,
     idleTimeoutSeconds: lifetimes.idleTimeoutSeconds, expiresAt: new Date(now.getTime() + lifetimes.maxLifetimeSeconds * 1000),
   };
   return { session, token };

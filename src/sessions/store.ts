@@ -1,7 +1,8 @@
 import { sql, type Selectable } from 'kysely';
 import { deleteInBatches } from '../platform/db/batches.js';
 import { jsonb, type Db } from '../platform/db/database.js';
-import type { SessionRow } from '../platform/db/tables.js';
+import type { Cte } from '../platform/db/cte.js';
+import type { SessionRow, UserLock } from '../platform/db/tables.js';
 import { toPage } from '../platform/http/pagination.js';
 import type { ListSessionsQuery, Session, SessionActor, StartedSession } from './schemas.js';
 
@@ -23,29 +24,17 @@ const insertSessionOf = (session: NewSession, now: Date) => sql`
          ${session.idleTimeoutSeconds}::integer, ${session.expiresAt}::timestamptz`;
 
 /**
- * A session for the user a statement of the caller just locked by updating it (the CTE `users`, with
- * environment_id, id and status), inserted only while that user is active: the row lock of the caller's
- * update holds a concurrent ban or delete back as FOR SHARE does in `insert`.
+ * A session for the user a CTE of the caller's statement locked (FOR SHARE or by updating it), inserted
+ * only while that user is active: the row lock holds a concurrent ban or delete back until commit, and
+ * one that committed first leaves nothing to insert. A user banned mid-sign-in never keeps a session.
  */
-export const insertSessionAfterStatement = (users: string, session: NewSession, now: Date) => sql<Selectable<SessionRow>>`
+export const insertSessionAfter = (user: Cte<UserLock>, session: NewSession, now: Date) => sql<Selectable<SessionRow>>`
   ${insertSessionOf(session, now)}
-  from ${sql.table(users)} u where u.status = 'active'
+  from ${user.from} u where u.status = 'active'
   returning *`;
 
 export function createSessionsStore(db: Db) {
   return {
-    /**
-     * Starts a session only while its user is active. The user row is read FOR SHARE, so a ban or delete
-     * running at the same moment either waits for this insert (and then revokes the new session too) or
-     * commits first (and this inserts nothing): a user banned mid-sign-in never keeps a session.
-     */
-    insert: (environmentId: string, session: NewSession, now: Date) =>
-      sql<Selectable<SessionRow>>`
-        ${insertSessionOf(session, now)}
-        from users u
-        where u.environment_id = ${environmentId} and u.id = ${session.userId} and u.status = 'active'
-        for share
-        returning *`.execute(db).then((r) => r.rows[0] && toStarted(r.rows[0])),
     /** The live session for a token, only while its user is active. */
     findLiveByToken: (environmentId: string, tokenHash: Buffer, now: Date) =>
       db.selectFrom('sessions as s')

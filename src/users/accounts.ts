@@ -20,7 +20,8 @@ export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
 export const joinName = (first?: string | null, last?: string | null) => [first, last].filter(Boolean).join(' ') || null;
 
-export function toClientUser(user: User): ClientUser {
+/** The client form of a user: never its private metadata, whichever form it comes in. */
+export function toClientUser(user: ClientUser & { privateMetadata?: unknown }): ClientUser {
   const { privateMetadata: _private, ...client } = user;
   return client;
 }

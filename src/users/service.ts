@@ -14,10 +14,11 @@ import { revokeAllSessions, type SessionsService } from '../sessions/service.js'
 import { checkedPasswordHash, insertUser, joinName, normalizeEmail } from './accounts.js';
 import { emailRequired, emailTaken, nameRequired, userDeleted, userNotFound } from './errors.js';
 import type { CreateUserBody, MetadataPatchBody, UpdateMeBody, UpdateUserBody, User, UserFilter } from './schemas.js';
-import { createUsersStore, signInSucceededStatement, type ProfileChanges, type UsersStore } from './store.js';
+import { createUsersStore, lockForSignInStatement, signInSucceededStatement, type ProfileChanges, type UsersStore } from './store.js';
 
-/** A right password's effect on the account, as a CTE body of a sign-in's last statement (`finishSignIn` in auth). */
+/** The CTE bodies that lock the user a session starts for (`issueSession` in auth): a right password's, or a plain lock. */
 export const signInSucceeded = signInSucceededStatement;
+export const lockForSignIn = lockForSignInStatement;
 
 export interface RegistrationInput { email: string; password: string; firstName?: string; lastName?: string; name?: string; pending: boolean }
 

@@ -2,7 +2,7 @@ import { sql, type RawBuilder, type Selectable } from 'kysely';
 import { uuidv7 } from 'uuidv7';
 import type { Db } from '../platform/db/database.js';
 import { containsPattern, isUniqueViolation, jsonb, preparedAs } from '../platform/db/database.js';
-import type { UserRow } from '../platform/db/tables.js';
+import type { UserLock, UserRow } from '../platform/db/tables.js';
 import type { PageQuery } from '../platform/http/common-schemas.js';
 import { toPage } from '../platform/http/pagination.js';
 import type { JsonObject } from '../platform/json.js';
@@ -196,11 +196,20 @@ export function createUsersStore(db: Db) {
 }
 export type UsersStore = ReturnType<typeof createUsersStore>;
 
-/** A right password's effect on the account (its failure count cleared), as a statement a caller runs inside its own. */
-export const signInSucceededStatement = (environmentId: string, userId: string) => sql<Pick<UserRow, 'environment_id' | 'id' | 'status'>>`
+/** A right password's effect on the account (its failure count cleared), as a CTE body that locks the user for the session after it. */
+export const signInSucceededStatement = (environmentId: string, userId: string) => sql<UserLock>`
   update users set failed_sign_ins = 0, locked_until = null
   where environment_id = ${environmentId}::uuid and id = ${userId}::uuid
   returning environment_id, id, status`;
+
+/**
+ * The user read FOR SHARE, as a CTE body for the session after it: a ban or delete running at the same
+ * moment waits for the sign-in's commit (and then revokes the new session too) or commits first.
+ */
+export const lockForSignInStatement = (environmentId: string, userId: string) => sql<UserLock>`
+  select environment_id, id, status from users
+  where environment_id = ${environmentId}::uuid and id = ${userId}::uuid
+  for share`;
 
 const byStatusesAlone = (filter: UserFilter) =>
   (filter.statuses?.length ?? 0) > 1 && !filter.emailSearch && !filter.publicMetadata && !filter.privateMetadata;

@@ -65,6 +65,10 @@ describe("invitations in Gatehouse's own audit trail", () => {
         action: 'invitation.accepted', actor: { type: 'user', id: userId, impersonatorId: null },
         producer: { type: 'gatehouse', via: 'client_api' }, targets: target(invitation.id), metadata: { userId },
       }),
+      expect.objectContaining({
+        action: 'user.signed_in', actor: { type: 'user', id: userId, impersonatorId: null },
+        targets: [{ type: 'user', id: userId }, { type: 'session', id: res.json().session.id }], metadata: { method: 'invitation', invitationId: invitation.id },
+      }),
     ]);
   });
 

@@ -1,15 +1,20 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSession } from '../../src/sessions/service.js';
+import { sessionIssuer } from '../../src/auth/service/issue-session.js';
+import { DEFAULT_SETTINGS } from '../../src/environments/settings.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 
-const LIFETIMES = { idleTimeoutSeconds: 3600, maxLifetimeSeconds: 86_400 };
-const ORIGIN = { ipAddress: '203.0.113.1', userAgent: 'test' };
+const CONTEXT = { ipAddress: '203.0.113.1', userAgent: 'test' };
+const NOT_ACTIVE = { status: 403, code: 'user_not_active' };
 
 describe('starting a session for a user who is being banned', () => {
   let t: TestApp;
   beforeAll(async () => { t = await startTestApp(); });
   afterAll(() => t.close());
+
+  /** Starts a session the one way there is (issueSession), answering its refusal instead of throwing it. */
+  const startSession = (environmentId: string, user: { id: string }) =>
+    sessionIssuer(t.clock)(t.db, { id: environmentId, settings: DEFAULT_SETTINGS }, user as never, CONTEXT, 'password').catch((err: unknown) => err);
 
   const sessionsOf = (environmentId: string, userId: string) =>
     t.db.selectFrom('sessions').select('id').where('environment_id', '=', environmentId).where('user_id', '=', userId).execute();
@@ -21,8 +26,8 @@ describe('starting a session for a user who is being banned', () => {
     await t.server(env).post(`/users/${banned.id}/ban`);
     await t.server(env).delete(`/users/${deleted.id}`);
 
-    expect(await startSession(t.db, env.id, banned.id, LIFETIMES, ORIGIN, t.clock.now())).toBeUndefined();
-    expect(await startSession(t.db, env.id, deleted.id, LIFETIMES, ORIGIN, t.clock.now())).toBeUndefined();
+    expect(await startSession(env.id, banned)).toMatchObject(NOT_ACTIVE);
+    expect(await startSession(env.id, deleted)).toMatchObject(NOT_ACTIVE);
     expect(await sessionsOf(env.id, banned.id)).toEqual([]);
     expect(await sessionsOf(env.id, deleted.id)).toEqual([]);
   });
@@ -38,13 +43,13 @@ describe('starting a session for a user who is being banned', () => {
       await banning.query(`update users set status = 'banned' where environment_id = $1 and id = $2`, [env.id, user.id]);
 
       let settled = false;
-      const starting = startSession(t.db, env.id, user.id, LIFETIMES, ORIGIN, t.clock.now())
+      const starting = startSession(env.id, user)
         .finally(() => { settled = true; });
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect(settled).toBe(false); // blocked on the user row until the ban commits
 
       await banning.query('commit');
-      expect(await starting).toBeUndefined();
+      expect(await starting).toMatchObject(NOT_ACTIVE);
       await t.server(env).post(`/users/${user.id}/unban`);
       expect(await sessionsOf(env.id, user.id)).toEqual([]);
     } finally {

@@ -1,3 +1,4 @@
+import { OPERATIONS, type OperationId } from './generated/operations.js';
 import { createTransport, planeMethods, type TransportOptions } from './transport.js';
 import type { PlaneMethods } from './types.js';
 
@@ -13,8 +14,6 @@ export interface ClientPlaneOptions extends Omit<TransportOptions, 'baseUrl' | '
   sessionToken?: string;
 }
 
-const SIGN_INS = new Set(['signIn', 'signUp', 'verifyEmail', 'resetPassword', 'redeemImpersonationToken']);
-
 /**
  * The client plane for browsers and native apps: sign-up, sign-in, sign-out, the current user, sessions and
  * every other client operation, one method each. In native mode the session token is kept and sent.
@@ -27,7 +26,9 @@ export function createClientPlane(options: ClientPlaneOptions) {
   });
   const methods = planeMethods(call, 'client');
   const wrapped = Object.fromEntries(Object.entries(methods).map(([id, method]) => [id, async (input?: Record<string, unknown>, callOptions?: object) => {
-    const answer = await method(SIGN_INS.has(id) && options.native ? { ...input, _is_native: true } : input, callOptions) as { sessionToken?: string } | undefined;
+    // The operations that start a session come from the server's routes (generated), so a new sign-in path needs no list here.
+    const native = options.native && OPERATIONS[id as OperationId].startsSession;
+    const answer = await method(native ? { ...input, _is_native: true } : input, callOptions) as { sessionToken?: string } | undefined;
     if (answer?.sessionToken) sessionToken = answer.sessionToken;
     if (id === 'signOut') sessionToken = undefined;
     return answer;

@@ -5,17 +5,18 @@ import { randomCode, sha256 } from '../../platform/crypto/tokens.js';
 import { inTransaction, type Db } from '../../platform/db/database.js';
 import { escapeHtml, type Mailer } from '../../platform/mail/mailer.js';
 import type { RateLimiter } from '../../platform/rate-limit.js';
-import { revokeAllSessions, startSession } from '../../sessions/service.js';
-import { applyPasswordReset, checkedPasswordHash, normalizeEmail, toClientUser } from '../../users/accounts.js';
+import { revokeAllSessions } from '../../sessions/service.js';
+import { applyPasswordReset, checkedPasswordHash, normalizeEmail } from '../../users/accounts.js';
 import type { User } from '../../users/schemas.js';
 import type { UsersService } from '../../users/service.js';
 import { invalidCode } from '../errors.js';
 import type { ResetPasswordBody, VerifyEmailBody } from '../schemas.js';
 import { createCodesStore, type CodePurpose } from '../store.js';
-import { signInAs, throttle, type AuthEnvironment } from './common.js';
+import { throttle } from './common.js';
+import { complete, type AuthEnvironment, type IssueSession } from './issue-session.js';
 
 export interface EmailedCodesDeps {
-  db: Db; clock: Clock; mailer: Mailer; limiter: RateLimiter;
+  db: Db; clock: Clock; mailer: Mailer; limiter: RateLimiter; issueSession: IssueSession;
   users: Pick<UsersService, 'findCredentials' | 'completeRegistration'>;
 }
 
@@ -37,7 +38,7 @@ const CODE_MAILS: Record<CodePurpose, { name: string; ifNotYou: string }> = {
 const codeHash = (userId: string, code: string) => sha256(`${userId}:${code}`);
 
 /** Client-plane flows that mail a 6-digit code: email verification and password reset. */
-export function createEmailedCodesService({ db, clock, mailer, limiter, users }: EmailedCodesDeps) {
+export function createEmailedCodesService({ db, clock, mailer, limiter, issueSession, users }: EmailedCodesDeps) {
   const codes = createCodesStore(db);
 
   /** A new 6-digit code for the purpose, replacing any earlier one, stored hashed and mailed to the user. */
@@ -85,21 +86,20 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, users }:
    * and a fresh one started. A wrong code commits only its counted try (so 5 of them burn the code) and
    * yields undefined, as does a user who stopped being active.
    */
-  function applyReset(env: AuthEnvironment, userId: string, code: string, passwordHash: string, origin: RequestContext) {
+  function applyReset(env: AuthEnvironment, userId: string, code: string, passwordHash: string, context: RequestContext) {
     return inTransaction(db, async (trx) => {
       const now = clock.now();
       if (!(await createCodesStore(trx).consume(env.id, userId, 'reset_password', codeHash(userId, code), now))) return undefined;
       const user = await applyPasswordReset(trx, env.id, userId, passwordHash, now);
       if (!user) return undefined;
       const revokedSessions = await revokeAllSessions(trx, env.id, userId, now);
-      const started = await startSession(trx, env.id, userId, env.settings.session, origin, now);
-      if (!started) throw invalidCode(); // cannot happen: the user row is locked and active; roll everything back
+      const signedIn = await issueSession(trx, env, user, context, 'password_reset');
       await mailPasswordChanged(trx, env, user);
       await recordOwnEvent(trx, env.id, {
-        action: 'user.password_reset', ...userCaller(userId, origin),
-        targets: [{ type: 'user', id: userId }, { type: 'session', id: started.session.id }], metadata: { revokedSessions },
+        action: 'user.password_reset', ...userCaller(userId, context),
+        targets: [{ type: 'user', id: userId }, { type: 'session', id: signedIn.session.id }], metadata: { revokedSessions },
       }, now);
-      return { user, ...started };
+      return signedIn;
     });
   }
 
@@ -118,15 +118,15 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, users }:
       if (found && found.user.registrationState === 'pending_email_verification') await mailCode(env, found.user, 'verify_email');
     },
 
-    async verifyEmail(env: AuthEnvironment, body: VerifyEmailBody, origin: RequestContext) {
+    async verifyEmail(env: AuthEnvironment, body: VerifyEmailBody, context: RequestContext) {
       const found = await users.findCredentials(env.id, body.email);
       if (!found || found.user.registrationState !== 'pending_email_verification') throw invalidCode();
       const consumed = await withinCodeBudget(env, found.user.id, async () =>
         (await codes.consume(env.id, found.user.id, 'verify_email', codeHash(found.user.id, body.code), clock.now())) || undefined);
       if (!consumed) throw invalidCode();
-      const user = await users.completeRegistration(env.id, found.user.id, origin);
+      const user = await users.completeRegistration(env.id, found.user.id, context);
       if (!user) throw invalidCode();
-      return signInAs(db, clock, env, user, origin, 'email_code');
+      return complete(await issueSession(db, env, user, context, 'email_code'));
     },
 
     /**
@@ -144,15 +144,15 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, users }:
      * The policy check and the hash come first, for any email: a weak password never uses up the code
      * or a try, and an unknown email costs and answers like a live one with a wrong code.
      */
-    async resetPassword(env: AuthEnvironment, body: ResetPasswordBody, origin: RequestContext) {
-      await throttle(limiter, env, `reset_password:ip:${origin.ipAddress}`, RESET_ATTEMPTS_PER_IP);
+    async resetPassword(env: AuthEnvironment, body: ResetPasswordBody, context: RequestContext) {
+      await throttle(limiter, env, `reset_password:ip:${context.ipAddress}`, RESET_ATTEMPTS_PER_IP);
       const email = normalizeEmail(body.email);
       const passwordHash = await checkedPasswordHash(body.newPassword, env.settings, email);
       const found = await users.findCredentials(env.id, email);
       if (!found || found.user.status !== 'active') throw invalidCode();
-      const reset = await withinCodeBudget(env, found.user.id, () => applyReset(env, found.user.id, body.code, passwordHash, origin));
+      const reset = await withinCodeBudget(env, found.user.id, () => applyReset(env, found.user.id, body.code, passwordHash, context));
       if (!reset) throw invalidCode();
-      return { user: toClientUser(reset.user), session: reset.session, token: reset.token };
+      return complete(reset);
     },
   };
 }

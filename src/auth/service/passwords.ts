@@ -1,27 +1,25 @@
 import type { RawBuilder } from 'kysely';
-import { ownEventAfter } from '../../audit/service.js';
 import type { RequestContext } from '../../platform/caller.js';
 import type { Clock } from '../../platform/clock.js';
 import { verifyPassword } from '../../platform/crypto/passwords.js';
+import type { CteChain } from '../../platform/db/cte.js';
 import type { Db } from '../../platform/db/database.js';
 import { ProblemError } from '../../platform/http/problem.js';
 import { escapeHtml, type Mailer } from '../../platform/mail/mailer.js';
 import { rateLimited } from '../../platform/http/problems.js';
 import type { Metrics } from '../../platform/metrics.js';
 import { releaseStatement, type RateLimiter } from '../../platform/rate-limit.js';
-import type { SessionRow } from '../../platform/db/tables.js';
-import { sessionAfterStatement } from '../../sessions/service.js';
 import { normalizeEmail, toClientUser, unstoredPendingUser } from '../../users/accounts.js';
 import { signInSucceeded, type UsersService } from '../../users/service.js';
 import type { User } from '../../users/schemas.js';
 import { emailNotVerified, invalidCredentials, userBanned } from '../errors.js';
 import type { SignInBody, SignUpBody } from '../schemas.js';
 import type { EmailedCodesService } from './codes.js';
-import { finishSignIn } from '../store.js';
-import { recordFailedSignIn, signedInEvent, signInAs, throttle, type AuthEnvironment, type SignedIn, type SignInResult } from './common.js';
+import { recordFailedSignIn, throttle } from './common.js';
+import { complete, type AuthEnvironment, type IssueSession, type SignInResult } from './issue-session.js';
 
 export interface PasswordAuthDeps {
-  db: Db; clock: Clock; limiter: RateLimiter; mailer: Mailer; metrics: Pick<Metrics, 'signIns' | 'lockouts'>;
+  db: Db; clock: Clock; limiter: RateLimiter; mailer: Mailer; metrics: Pick<Metrics, 'signIns' | 'lockouts'>; issueSession: IssueSession;
   users: Pick<UsersService, 'register' | 'reserveSignInAttempt' | 'finishSignInAttempt'>;
   codes: Pick<EmailedCodesService, 'mailVerificationCode'>;
 }
@@ -35,14 +33,14 @@ const ACCOUNT_NOTICES_PER_EMAIL = { max: 5, windowSeconds: 3600 };
 const isEmailTaken = (err: unknown) => err instanceof ProblemError && err.code === 'email_taken';
 
 /** Client-plane sign-up and sign-in with email and password. */
-export function createPasswordAuthService({ db, clock, limiter, mailer, metrics, users, codes }: PasswordAuthDeps) {
+export function createPasswordAuthService({ db, clock, limiter, mailer, metrics, issueSession, users, codes }: PasswordAuthDeps) {
   /**
    * Under enumeration protection, a sign-up for an email that has an account answers as a new pending
    * sign-up would (the password was checked and hashed all the same) and tells the owner by mail.
    */
-  async function answerTakenEmailQuietly(env: AuthEnvironment, body: SignUpBody) {
+  async function answerTakenEmailQuietly(env: AuthEnvironment, body: SignUpBody): Promise<SignInResult> {
     const email = normalizeEmail(body.email);
-    const answer = { pending: true as const, user: unstoredPendingUser(env.id, body, clock.now()) };
+    const answer = { status: 'pending_verification' as const, user: unstoredPendingUser(env.id, body, clock.now()) };
     if (!(await limiter.hit(env.id, `account_notice:email:${email}`, ACCOUNT_NOTICES_PER_EMAIL)).allowed) return answer;
     const notice = `Someone tried to sign up with ${email}, which already has an account. If it was you, sign in, or reset your password if you forgot it.`;
     const ifNotYou = 'If it was not you, you can ignore this email: nothing changed.';
@@ -54,28 +52,28 @@ export function createPasswordAuthService({ db, clock, limiter, mailer, metrics,
   }
 
   return {
-    async signUp(env: AuthEnvironment, body: SignUpBody, origin: RequestContext) {
-      await throttle(limiter, env, `sign_up:ip:${origin.ipAddress}`, SIGN_UPS_PER_IP);
+    async signUp(env: AuthEnvironment, body: SignUpBody, context: RequestContext): Promise<SignInResult> {
+      await throttle(limiter, env, `sign_up:ip:${context.ipAddress}`, SIGN_UPS_PER_IP);
       const pending = env.settings.emailVerificationRequired;
-      const user = await users.register(env.id, { ...body, pending }, origin).catch((err: unknown) => {
+      const user = await users.register(env.id, { ...body, pending }, context).catch((err: unknown) => {
         if (pending && env.settings.enumerationProtection && isEmailTaken(err)) return undefined;
         throw err;
       });
       if (!user) return answerTakenEmailQuietly(env, body);
       if (pending) {
         await codes.mailVerificationCode(env, user);
-        return { pending: true as const, user: toClientUser(user) };
+        return { status: 'pending_verification', user: toClientUser(user) };
       }
-      return { pending: false as const, ...(await signInAs(db, clock, env, user, origin, 'sign_up')) };
+      return complete(await issueSession(db, env, user, context, 'sign_up'));
     },
 
     /**
      * Unknown email, wrong password and locked account give one answer, after the same work (a dummy
      * hash runs for unknown emails). Failures count per account (lockout) and per client IP (429).
      */
-    async signIn(env: AuthEnvironment, body: SignInBody, origin: RequestContext): Promise<SignInResult> {
+    async signIn(env: AuthEnvironment, body: SignInBody, context: RequestContext): Promise<SignInResult> {
       try {
-        const result = await signInWithPassword(env, body, origin);
+        const result = await signInWithPassword(env, body, context);
         metrics.signIns.inc({ result: 'success' });
         return result;
       } catch (err) {
@@ -85,9 +83,9 @@ export function createPasswordAuthService({ db, clock, limiter, mailer, metrics,
     },
   };
 
-  async function signInWithPassword(env: AuthEnvironment, body: SignInBody, origin: RequestContext): Promise<SignInResult> {
+  async function signInWithPassword(env: AuthEnvironment, body: SignInBody, context: RequestContext): Promise<SignInResult> {
     const { lockout } = env.settings;
-    const ipBucket = `sign_in_failures:ip:${origin.ipAddress}`;
+    const ipBucket = `sign_in_failures:ip:${context.ipAddress}`;
     // Both the client IP's budget and the account's are reserved before the slow hash (in one statement)
     // and given back on success, so concurrent guesses cannot all slip through before any of them counts.
     const ipHit = limiter.prepareHit(env.id, ipBucket, { max: lockout.ipMaxFailures, windowSeconds: lockout.ipWindowSeconds });
@@ -98,12 +96,12 @@ export function createPasswordAuthService({ db, clock, limiter, mailer, metrics,
     if (!candidate) throw invalidCredentials();
     const { user } = candidate;
     if (passwordOk && user.status === 'active' && user.registrationState === 'complete') {
-      return { status: 'complete', ...(await finishPasswordSignIn(env, user, origin, releaseStatement(env.id, ipBucket, ipAttempt))) };
+      return complete(await finishPasswordSignIn(env, user, context, releaseStatement(env.id, ipBucket, ipAttempt)));
     }
     const locked = await users.finishSignInAttempt(env.id, user.id, passwordOk, lockout);
     if (locked) metrics.lockouts.inc();
     const refuse = async (reason: string, problem: ProblemError) => {
-      await recordFailedSignIn(db, clock, env, user.id, origin, reason, locked);
+      await recordFailedSignIn(db, clock, env, user.id, context, reason, locked);
       return problem;
     };
     if (!passwordOk) throw await refuse('invalid_password', invalidCredentials());
@@ -116,17 +114,17 @@ export function createPasswordAuthService({ db, clock, limiter, mailer, metrics,
     throw invalidCredentials();
   }
 
-  /** The right password of an active account: its count cleared, the IP's attempt given back, the session and the trail, in one statement. */
-  async function finishPasswordSignIn(env: AuthEnvironment, user: User, origin: RequestContext, released: RawBuilder<unknown>): Promise<SignedIn> {
-    const now = clock.now();
-    const session = sessionAfterStatement('signed_in', user.id, env.settings.session, origin, now);
-    const row = await finishSignIn<SessionRow>(db, {
-      signedIn: signInSucceeded(env.id, user.id), released, session: session.statement,
-      event: ownEventAfter('session', env.id, signedInEvent(user.id, session.id, origin, 'password'), now),
-    });
-    // Banned or deleted since the password was checked: no session, and no detail either.
-    if (!row) throw invalidCredentials();
-    return { user: toClientUser(user), session: session.started(row), token: session.token };
+  /** The right password of an active account: its count cleared and the IP's attempt given back with the session, in one statement. */
+  function finishPasswordSignIn(env: AuthEnvironment, user: User, context: RequestContext, released: RawBuilder<unknown>) {
+    const lockUser = {
+      name: 'sign_in_finish',
+      add: (chain: CteChain) => {
+        const signedIn = chain.add('signed_in', signInSucceeded(env.id, user.id));
+        chain.add('released', released);
+        return signedIn;
+      },
+    };
+    return issueSession(db, env, user, context, 'password', {}, { lockUser });
   }
 }
 export type PasswordAuthService = ReturnType<typeof createPasswordAuthService>;

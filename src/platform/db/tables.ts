@@ -11,6 +11,9 @@ export interface SecretKeyRow {
   environment_id: string; id: string; key_hash: Buffer; created_at: Date; revoked_at: Date | null;
 }
 
+/** A user row as a sign-in's statement locks it: enough to start a session only while the user is active. */
+export type UserLock = Pick<UserRow, 'environment_id' | 'id' | 'status'>;
+
 export interface UserRow {
   environment_id: string; id: string; email: string | null; email_verified_at: Date | null;
   password_hash: string | null; name: string | null; first_name: string | null; last_name: string | null;

@@ -788,51 +788,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/_svc/.well-known/jwks.json": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The environment's public signing keys (JWKS)
-         * @description The signing key and any rotated-out key whose tokens may still be valid; cacheable for 5 minutes. A backend verifies a session token in five lines (Node, jose):
-         *
-         *     ```ts
-         *     import { createRemoteJWKSet, jwtVerify } from 'jose';
-         *     const issuer = 'https://auth.example.com'; // the environment's frontend URL
-         *     const jwks = createRemoteJWKSet(new URL(`${issuer}/_svc/.well-known/jwks.json`));
-         *     const { payload } = await jwtVerify(token, jwks, { issuer, algorithms: ['ES256'] });
-         *     const userId = payload.sub, sessionId = payload.sid;
-         *     ```
-         */
-        get: operations["getJwks"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/_svc/.well-known/openid-configuration": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** OpenID Connect discovery */
-        get: operations["getOpenIdConfiguration"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/_svc/auth/oauth2/providers": {
         parameters: {
             query?: never;
@@ -882,6 +837,51 @@ export interface paths {
          * @description Where the provider sends the browser back. The state is checked and used up, then the RFC 9207 `iss` parameter (when sent), the code is exchanged (with the PKCE verifier) and the ID token validated (issuer, audience, nonce, expiry, algorithm) or the profile read. The user is the one the identity belongs to; else the live user with the provider's verified email (setting `oauthLinkVerifiedEmails`, default true); else a new user. Success: the session cookie and 303 to `redirect_url`. Failure: 303 to `redirect_url?error=<code>`, one of `access_denied`, `provider_error`, `provider_unavailable`, `invalid_response`, `state_mismatch`, `provider_not_found`, `email_required`, `name_required`, `email_taken`, `user_banned`. An unknown, expired or used state answers `400 invalid_state` (there is no safe place to send the browser).
          */
         get: operations["finishOAuthSignIn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/.well-known/jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The environment's public signing keys (JWKS)
+         * @description The signing key and any rotated-out key whose tokens may still be valid; cacheable for 5 minutes. A backend verifies a session token in five lines (Node, jose):
+         *
+         *     ```ts
+         *     import { createRemoteJWKSet, jwtVerify } from 'jose';
+         *     const issuer = 'https://auth.example.com'; // the environment's frontend URL
+         *     const jwks = createRemoteJWKSet(new URL(`${issuer}/_svc/.well-known/jwks.json`));
+         *     const { payload } = await jwtVerify(token, jwks, { issuer, algorithms: ['ES256'] });
+         *     const userId = payload.sub, sessionId = payload.sid;
+         *     ```
+         */
+        get: operations["getJwks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/.well-known/openid-configuration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** OpenID Connect discovery */
+        get: operations["getOpenIdConfiguration"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4844,82 +4844,6 @@ export interface operations {
             };
         };
     };
-    getJwks: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description RFC 7517 JSON Web Key Set */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["JWKS"];
-                };
-            };
-            /** @description Error (RFC 9457) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Error (RFC 9457) */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    getOpenIdConfiguration: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OpenID Connect discovery for the environment's session tokens. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["OpenIdConfiguration"];
-                };
-            };
-            /** @description Error (RFC 9457) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Error (RFC 9457) */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
     listSignInProviders: {
         parameters: {
             query?: never;
@@ -5032,6 +4956,82 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getJwks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 7517 JSON Web Key Set */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JWKS"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getOpenIdConfiguration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OpenID Connect discovery for the environment's session tokens. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenIdConfiguration"];
+                };
             };
             /** @description Error (RFC 9457) */
             "4XX": {

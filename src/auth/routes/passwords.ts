@@ -1,14 +1,14 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
-import { NoContent, noContent } from '../platform/http/common-schemas.js';
-import { clientCaller, requestContext, signedIn } from '../platform/http/planes.js';
-import { clearSessionCookie, sendSession } from '../sessions/cookies.js';
-import type { SessionsService } from '../sessions/service.js';
-import { Accepted, EmailOnlyBody, NativeQuery, PendingVerification, ResetPasswordBody, SessionResponse, SignInBody, SignUpBody, VerifyEmailBody } from './schemas.js';
-import type { EmailedCodesService } from './service/codes.js';
-import type { SignInResult } from './service/common.js';
-import type { PasswordAuthService } from './service/passwords.js';
+import { NoContent, noContent } from '../../platform/http/common-schemas.js';
+import { clientCaller, requestContext, signedIn } from '../../platform/http/planes.js';
+import { clearSessionCookie } from '../../sessions/cookies.js';
+import type { SessionsService } from '../../sessions/service.js';
+import { Accepted, EmailOnlyBody, NativeQuery, PendingVerification, ResetPasswordBody, SessionResponse, SignInBody, SignUpBody, VerifyEmailBody } from '../schemas.js';
+import type { EmailedCodesService } from '../service/codes.js';
+import type { PasswordAuthService } from '../service/passwords.js';
+import { answerSignIn } from './answer.js';
 
 const tags = ['Client: authentication'];
 
@@ -21,34 +21,23 @@ const RESET_PASSWORD = 'The password policy is checked first (400 weak_password;
   + 'lockout cleared, a pending registration completed, every session of the user revoked and a new one started. '
   + 'A "password changed" mail follows. 100 attempts per client IP per hour (429).';
 
-/** A completed sign-in starts the session; other outcomes (a second factor) will answer here without one. */
-function sendSignIn(reply: FastifyReply, native: boolean, result: SignInResult) {
-  switch (result.status) {
-    case 'complete': return sendSession(reply, native, result);
-  }
-}
-
 /** Client plane, no session needed: sign-up, email verification, sign-in, password reset. */
-export function authPublicRoutes(passwords: PasswordAuthService, codes: EmailedCodesService): FastifyPluginAsync {
+export function passwordAuthRoutes(passwords: PasswordAuthService, codes: EmailedCodesService): FastifyPluginAsync {
   return async (base) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
 
     app.post('/auth/sign-up', {
       schema: { operationId: 'signUp', summary: 'Sign up with email and password', tags, querystring: NativeQuery, body: SignUpBody, response: { 201: Type.Union([SessionResponse, PendingVerification]) } },
-    }, async (req, reply) => {
-      const result = await passwords.signUp(req.clientEnvironment, req.body, requestContext(req));
-      if (result.pending) return reply.code(201).send({ user: result.user, verification: { status: 'pending' } });
-      return sendSession(reply, req.query._is_native, result, 201);
-    });
+    }, async (req, reply) => answerSignIn(reply, await passwords.signUp(req.clientEnvironment, req.body, requestContext(req)), { native: req.query._is_native }, 201));
     app.post('/auth/verify-email', { schema: { operationId: 'verifyEmail', summary: 'Confirm the email with the mailed code and start a session', tags, querystring: NativeQuery, body: VerifyEmailBody, response: { 200: SessionResponse } } },
-      async (req, reply) => sendSession(reply, req.query._is_native, await codes.verifyEmail(req.clientEnvironment, req.body, requestContext(req))));
+      async (req, reply) => answerSignIn(reply, await codes.verifyEmail(req.clientEnvironment, req.body, requestContext(req)), { native: req.query._is_native }));
     app.post('/auth/verify-email/send', { schema: { operationId: 'sendVerificationCode', summary: 'Mail a new verification code', tags, body: EmailOnlyBody, response: { 202: Accepted } } },
       async (req, reply) => {
         await codes.resendVerificationCode(req.clientEnvironment, req.body.email, req.ip);
         return reply.code(202).send({ status: 'accepted', message: 'If a pending account has this email, a new code is on its way.' });
       });
     app.post('/auth/sign-in', { schema: { operationId: 'signIn', summary: 'Sign in with email and password', tags, querystring: NativeQuery, body: SignInBody, response: { 200: SessionResponse } } },
-      async (req, reply) => sendSignIn(reply, req.query._is_native, await passwords.signIn(req.clientEnvironment, req.body, requestContext(req))));
+      async (req, reply) => answerSignIn(reply, await passwords.signIn(req.clientEnvironment, req.body, requestContext(req)), { native: req.query._is_native }));
     app.post('/auth/forgot-password', { schema: { operationId: 'forgotPassword', summary: 'Mail a password reset code', description: FORGOT_PASSWORD, tags, body: EmailOnlyBody, response: { 202: Accepted } } },
       async (req, reply) => {
         await codes.requestPasswordReset(req.clientEnvironment, req.body.email, req.ip);
@@ -56,12 +45,12 @@ export function authPublicRoutes(passwords: PasswordAuthService, codes: EmailedC
       });
     app.post('/auth/reset-password', {
       schema: { operationId: 'resetPassword', summary: 'Set a new password with the mailed code and start a session', description: RESET_PASSWORD, tags, querystring: NativeQuery, body: ResetPasswordBody, response: { 200: SessionResponse } },
-    }, async (req, reply) => sendSession(reply, req.query._is_native, await codes.resetPassword(req.clientEnvironment, req.body, requestContext(req))));
+    }, async (req, reply) => answerSignIn(reply, await codes.resetPassword(req.clientEnvironment, req.body, requestContext(req)), { native: req.query._is_native }));
   };
 }
 
-/** Client plane, signed in: sign-out and the user's own sessions. */
-export function authSessionRoutes(sessions: SessionsService): FastifyPluginAsync {
+/** Client plane, signed in: sign-out. */
+export function signOutRoutes(sessions: SessionsService): FastifyPluginAsync {
   return async (base) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     app.post('/auth/sign-out', { schema: { operationId: 'signOut', summary: 'Sign out: revoke the current session', tags, response: { 204: NoContent } } }, async (req, reply) => {

@@ -1,0 +1,29 @@
+import type { FastifyReply } from 'fastify';
+import { setSessionCookie } from '../../sessions/cookies.js';
+import type { SignedIn, SignInResult } from '../service/issue-session.js';
+
+/**
+ * How a route answers a sign-in: the JSON body with the session cookie (browsers), the JSON body with
+ * `sessionToken` (native apps, `_is_native=true`), or the cookie and a 303 to a URL exactly as given
+ * (browser links and external sign-in).
+ */
+export type AnswerMode = { native: boolean } | { redirectTo: string };
+
+function answerSession(reply: FastifyReply, signedIn: SignedIn, mode: AnswerMode, status: number) {
+  if ('redirectTo' in mode) {
+    setSessionCookie(reply, signedIn.token, signedIn.session.expiresAt);
+    return reply.redirect(mode.redirectTo, 303);
+  }
+  const body = { user: signedIn.user, session: signedIn.session };
+  if (mode.native) return reply.code(status).send({ ...body, sessionToken: signedIn.token });
+  setSessionCookie(reply, signedIn.token, signedIn.session.expiresAt);
+  return reply.code(status).send(body);
+}
+
+/** The one answer of every route that ends in a sign-in, whatever the sign-in ended in. `status` is a started session's (201 for a sign-up). */
+export function answerSignIn(reply: FastifyReply, result: SignInResult, mode: AnswerMode, status = 200) {
+  switch (result.status) {
+    case 'complete': return answerSession(reply, result, mode, status);
+    case 'pending_verification': return reply.code(201).send({ user: result.user, verification: { status: 'pending' } });
+  }
+}
