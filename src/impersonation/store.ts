@@ -55,11 +55,11 @@ export function createImpersonationStore(db: Db) {
      * caller starts next in the same transaction, and answers the target's user row with it (as JSON, for
      * the session's answer). `withLanding` also requires a landing URL (the browser link redirects to it).
      */
-    redeem: (environmentId: string, tokenHash: Buffer, sessionId: string, from: CallerContext, now: Date, withLanding: boolean) =>
+    redeem: (environmentId: string, tokenHash: Buffer, sessionId: string, context: CallerContext, now: Date, withLanding: boolean) =>
       sql<Selectable<ImpersonationRow> & { target: JsonObject }>`
         with redeemed as (
           update impersonations
-          set redeemed_at = ${now}::timestamptz, redeemed_ip = ${from.ipAddress}, redeemed_user_agent = ${from.userAgent}, session_id = ${sessionId}::uuid
+          set redeemed_at = ${now}::timestamptz, redeemed_ip = ${context.ipAddress}, redeemed_user_agent = ${context.userAgent}, session_id = ${sessionId}::uuid
           where environment_id = ${environmentId} and token_hash = ${tokenHash}
             and redeemed_at is null and revoked_at is null and expires_at > ${now}::timestamptz ${withLanding ? sql`and landing_url is not null` : sql``}
           returning *)
