@@ -1,4 +1,4 @@
--- Lists of users ordered by id, at a million users per environment (bench/README.md, users-list).
+-- Lists of users ordered by id, at a million users per environment (bench/results/users-list.md).
 
 -- A status filter reads that status's users in id order, so a rare status (banned, deleted) costs one
 -- page instead of a walk through every user of the environment.

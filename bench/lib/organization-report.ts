@@ -1,4 +1,4 @@
-/** The organizations bench's printed report: the markdown tables for bench/README.md, then the plans. */
+/** The organizations bench's printed report: the markdown tables for bench/results/organizations.md, then the plans. */
 import { cpus } from 'node:os';
 import type { Latency } from './latency.js';
 import type { Census, Explained } from './organization-plans.js';
