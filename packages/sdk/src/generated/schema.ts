@@ -1943,7 +1943,7 @@ export interface components {
         };
         /**
          * RoleSet
-         * @description An organization role set: the roles organizations of the environment use.
+         * @description An organization role set: the roles organizations of the environment use, each with its permissions.
          */
         RoleSet: {
             /** Format: uuid */
@@ -1954,6 +1954,7 @@ export interface components {
                 key: string;
                 /** @description Its display name, e.g. "Billing". */
                 name: string;
+                permissions: ("organization:update" | "organization:delete" | "members:manage" | "invitations:manage")[];
             }[];
             /** Format: date-time */
             createdAt: string;
@@ -6329,18 +6330,20 @@ export interface operations {
             content: {
                 "application/json": {
                     name: string;
-                    /** @description Distinct keys; must include `owner`. */
+                    /** @description Distinct keys; must include `owner`, which carries every permission. */
                     roles: {
                         /** @description The role as members carry it: lower-case, e.g. `billing`. */
                         key: string;
                         /** @description Its display name, e.g. "Billing". */
                         name: string;
+                        /** @description Without it: every permission for `owner`, all but `organization:delete` for `admin`, none for any other key. */
+                        permissions?: ("organization:update" | "organization:delete" | "members:manage" | "invitations:manage")[];
                     }[];
                 };
             };
         };
         responses: {
-            /** @description An organization role set: the roles organizations of the environment use. */
+            /** @description An organization role set: the roles organizations of the environment use, each with its permissions. */
             201: {
                 headers: {
                     [name: string]: unknown;
