@@ -14,7 +14,7 @@ export interface RoleSet { id: string | null; name: string; roles: Role[] }
 export type RoleInput = Omit<Role, 'permissions'> & { permissions?: Permission[] };
 
 export const OWNER = 'owner';
-export const ADMIN = 'admin';
+const ADMIN = 'admin';
 const ADMIN_PERMISSIONS: Permission[] = ['organization:update', 'members:manage', 'invitations:manage'];
 
 /**

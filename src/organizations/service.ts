@@ -220,8 +220,9 @@ export function createOrganizationsService({ db, clock, users, environments }: O
     findClientMember: (environmentId: string, organizationId: string, userId: string) => store.findClientMember(environmentId, organizationId, userId),
     findMembership: (environmentId: string, organizationId: string, userId: string) => store.findMembership(environmentId, organizationId, userId),
     /**
-     * The caller's membership with the role set, read without a lock: for a read's authorization, never a
-     * change's (a change authorizes in its locked transaction), with the organization. Undefined for a missing organization too.
+     * The caller's membership with the role set and the organization, read without a lock: for authorizing
+     * a read, never a change (a change authorizes in its locked transaction). Undefined for a non-member,
+     * as for a missing organization.
      */
     async memberOf(environmentId: string, organizationId: string, userId: string) {
       const organization = await store.find(environmentId, organizationId);
@@ -247,7 +248,7 @@ export function createOrganizationsService({ db, clock, users, environments }: O
         return updated;
       });
     },
-    /** Removes a member; a signed-in `actorId` needs members:manage and a role carrying all the member's does. */
+    /** Removes a member; a signed-in `actorId` needs members:manage and every permission the member's role carries. */
     removeMember: (environmentId: string, organizationId: string, userId: string, by: Caller, actorId?: string) =>
       remove(environmentId, organizationId, userId, by, async (locked, org) => {
         if (actorId) await authorizeMemberChange(locked, environmentId, org, actorId, userId);
