@@ -1,7 +1,8 @@
 import { recordOwnEvent } from '../audit/service.js';
 import type { EnvironmentsService } from '../environments/service.js';
-import { forbidden, organizationNotFound, alreadyMember, userNotActive } from '../organizations/errors.js';
-import { ADMIN, OWNER, type Role } from '../organizations/roles.js';
+import { alreadyMember, userNotActive } from '../organizations/errors.js';
+import { authorize } from '../organizations/policy.js';
+import type { Role } from '../organizations/roles.js';
 import { joinOrganization, lockOrganization, type OrganizationsService } from '../organizations/service.js';
 import { userCaller, type Caller, type RequestContext } from '../platform/caller.js';
 import type { Clock } from '../platform/clock.js';
@@ -46,25 +47,27 @@ const recordInvitationEvent = (trx: Db, environmentId: string, action: string, o
 export interface OrganizationInvitationsDeps {
   db: Db; clock: Clock; mailer: Mailer; limiter: RateLimiter;
   environments: Pick<EnvironmentsService, 'record'>;
-  organizations: Pick<OrganizationsService, 'findMembership' | 'get' | 'roleOf'>;
+  organizations: Pick<OrganizationsService, 'memberOf' | 'authorizeIn' | 'roleOf'>;
   users: Pick<UsersService, 'get'>;
 }
 
 const EXPIRES_IN_MS = 30 * 86_400_000;
 
-/** Organization invitations: owners and admins invite by email with a role; the invitee accepts or signs up with the token. */
+/** Organization invitations: members whose role has invitations:manage invite by email with a role; the invitee accepts or signs up with the token. */
 export function createOrganizationInvitationsService({ db, clock, mailer, limiter, environments, organizations, users }: OrganizationInvitationsDeps) {
   const store = createOrganizationInvitationsStore(db);
 
   const record = (trx: Db, environmentId: string, action: string, organizationId: string, invitationId: string, by: Caller, metadata = {}) =>
     recordInvitationEvent(trx, environmentId, action, organizationId, invitationId, by, clock.now(), metadata);
 
-  /** The caller's membership when it may manage invitations; 404 for a non-member, 403 for a plain member. */
-  async function asManager(environmentId: string, organizationId: string, userId: string) {
-    const membership = await organizations.findMembership(environmentId, organizationId, userId);
-    if (!membership) throw organizationNotFound();
-    if (membership.role !== OWNER && membership.role !== ADMIN) throw forbidden('Only owner or admin members can manage invitations.');
-    return membership;
+  /**
+   * Counts an invitation against the environment's hourly limit inside the inviting transaction, after
+   * the checks: a refused or failed invitation rolls its hit back, so only stored invitations count.
+   */
+  async function countInvitation(trx: Db, environmentId: string, max: number) {
+    const hit = limiter.prepareHit(environmentId, 'organization_invitations', { max, windowSeconds: 3600 });
+    const result = hit.result((await hit.statement.execute(trx)).rows[0]?.count);
+    if (!result.allowed) throw organizationInvitationRateLimited(result.retryAfterSeconds);
   }
 
   /** The pending invitation a token names, with the role it grants; 404, 409 or 410 naming its state otherwise. */
@@ -77,23 +80,22 @@ export function createOrganizationInvitationsService({ db, clock, mailer, limite
 
   return {
     /**
-     * Invites an email with a role (owner or admin; only an owner invites an owner). The token is shown
-     * once; with the environment's invitationAcceptUrl a mail carries it, otherwise nothing is sent.
-     * A pending invitation of the same email to the organization is replaced.
+     * Invites an email with a role (invitations:manage; only to a role carrying no permission the
+     * inviter's lacks, so only an owner invites an owner). The token is shown once; with the environment's
+     * invitationAcceptUrl a mail carries it, otherwise nothing is sent. A pending invitation of the same
+     * email to the organization is replaced.
      */
     async create(environmentId: string, organizationId: string, inviterId: string, body: CreateOrganizationInvitationBody, by: Caller): Promise<CreatedOrganizationInvitation> {
-      const inviter = await asManager(environmentId, organizationId, inviterId);
-      await organizations.roleOf(environmentId, organizationId, body.role);
-      if (body.role === OWNER && inviter.role !== OWNER) throw forbidden('Only an owner can invite an owner.');
       const { settings } = await environments.record(environmentId);
-      // Read before the invitation is stored: a mail names the organization, and a deleted one answers 404 before any write.
-      const { name: organizationName } = await organizations.get(environmentId, organizationId);
-      const hit = await limiter.hit(environmentId, 'organization_invitations', { max: settings.invitationRateLimitPerHour, windowSeconds: 3600 });
-      if (!hit.allowed) throw organizationInvitationRateLimited(hit.retryAfterSeconds);
       const email = normalizeEmail(body.email);
       const token = randomToken('orginv_');
       const acceptUrl = settings.invitationAcceptUrl;
       const invitation = await inTransaction(db, async (trx) => {
+        // The inviter's role is read under the organization lock that role changes take: a demotion either
+        // lands before this check or waits until the invitation is stored. A deleted organization is 404 here.
+        const organization = await lockOrganization(trx, environmentId, organizationId);
+        await organizations.authorizeIn(trx, environmentId, organization, inviterId, 'invitations.invite', { grants: body.role });
+        await countInvitation(trx, environmentId, settings.invitationRateLimitPerHour);
         const txStore = createOrganizationInvitationsStore(trx);
         const now = clock.now();
         await txStore.lockEmail(environmentId, organizationId, email);
@@ -103,7 +105,7 @@ export function createOrganizationInvitationsService({ db, clock, mailer, limite
           organizationId, email, role: body.role, tokenHash: sha256(token), inviterUserId: inviterId, expiresAt: new Date(now.getTime() + EXPIRES_IN_MS),
         }, now);
         // Queued with the token it carries: the mail goes out if and only if the invitation is stored.
-        if (acceptUrl) await mailer.send(environmentId, organizationInvitationMail(email, organizationName, body.role, acceptLink(acceptUrl, token), new Date(created.expiresAt)), trx);
+        if (acceptUrl) await mailer.send(environmentId, organizationInvitationMail(email, organization.name, body.role, acceptLink(acceptUrl, token), new Date(created.expiresAt)), trx);
         for (const id of replaced) await record(trx, environmentId, 'organization_invitation.revoked', organizationId, id, by, { reason: 'replaced', replacedBy: created.id });
         await record(trx, environmentId, 'organization_invitation.created', organizationId, created.id, by, { role: body.role });
         return created;
@@ -112,15 +114,19 @@ export function createOrganizationInvitationsService({ db, clock, mailer, limite
       return { id, organizationId, email, role: body.role, token, expiresAt, emailDelivery: acceptUrl ? 'dispatched' : 'not_configured' };
     },
 
+    /**
+     * The pending invitations, for invitations:manage. A read, so it is authorized without the lock: a
+     * demotion that lands just after the check only finds the list already shown.
+     */
     async listPending(environmentId: string, organizationId: string, userId: string, page: OrganizationPageQuery) {
-      await asManager(environmentId, organizationId, userId);
+      authorize(await organizations.memberOf(environmentId, organizationId, userId), 'invitations.manage');
       return store.listPending(environmentId, organizationId, page, clock.now());
     },
 
-    /** PENDING → REVOKED; any other state is 409 with the current status. */
+    /** PENDING → REVOKED (invitations:manage, checked under the organization lock); any other state is 409 with the current status. */
     async revoke(environmentId: string, organizationId: string, userId: string, invitationId: string, by: Caller) {
-      await asManager(environmentId, organizationId, userId);
       const revoked = await inTransaction(db, async (trx) => {
+        await organizations.authorizeIn(trx, environmentId, await lockOrganization(trx, environmentId, organizationId), userId, 'invitations.manage');
         const done = await createOrganizationInvitationsStore(trx).revoke(environmentId, organizationId, invitationId, clock.now());
         if (done) await record(trx, environmentId, 'organization_invitation.revoked', organizationId, invitationId, by);
         return done;

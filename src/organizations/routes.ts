@@ -54,7 +54,7 @@ export function organizationRoleSetsAdminRoutes(organizations: OrganizationsServ
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     const adminTags = ['Admin: role sets'];
     app.post('/environments/:id/role-sets', {
-      schema: { operationId: 'createRoleSet', summary: 'Create an organization role set', description: 'Distinct role keys, one of them `owner`. A set never changes once created.', tags: adminTags, params: RoleSetParams, body: CreateRoleSetBody, response: { 201: RoleSet } },
+      schema: { operationId: 'createRoleSet', summary: 'Create an organization role set', description: 'Distinct role keys, one of them `owner`. Each role carries permissions, declared or else those of its key (`owner` every one, `admin` all but `organization:delete`, others none); `owner` must carry every one. A set never changes once created.', tags: adminTags, params: RoleSetParams, body: CreateRoleSetBody, response: { 201: RoleSet } },
     }, async (req, reply) => reply.code(201).send(await organizations.createRoleSet(req.params.id, req.body)));
     app.get('/environments/:id/role-sets', { schema: { operationId: 'listRoleSets', summary: "List an environment's role sets", tags: adminTags, params: RoleSetParams, response: { 200: Type.Object({ items: Type.Array(RoleSet) }) } } },
       (req) => organizations.listRoleSets(req.params.id));
@@ -73,17 +73,17 @@ export function organizationsClientRoutes(members: MemberActions): FastifyPlugin
       (req) => members.listMine(req.environmentId, me(req), req.query));
     app.get('/organizations/:organizationId', { schema: { operationId: 'getMyOrganization', summary: 'Get one of the caller\'s organizations', tags: clientTags, params: OrganizationParams, response: { 200: ClientOrganization } } },
       (req) => members.get(req.environmentId, req.params.organizationId, me(req)));
-    app.patch('/organizations/:organizationId', { schema: { operationId: 'updateMyOrganization', summary: 'Rename an organization or change its slug (owner or admin)', tags: clientTags, params: OrganizationParams, body: UpdateOrganizationBody, response: { 200: ClientOrganization } } },
+    app.patch('/organizations/:organizationId', { schema: { operationId: 'updateMyOrganization', summary: 'Rename an organization or change its slug (organization:update: owner or admin by default)', tags: clientTags, params: OrganizationParams, body: UpdateOrganizationBody, response: { 200: ClientOrganization } } },
       (req) => members.update(req.environmentId, req.params.organizationId, me(req), req.body, clientCaller(req)));
-    app.delete('/organizations/:organizationId', { schema: { operationId: 'deleteMyOrganization', summary: 'Delete an organization (owner)', tags: clientTags, params: OrganizationParams, response: { 204: NoContent } } },
+    app.delete('/organizations/:organizationId', { schema: { operationId: 'deleteMyOrganization', summary: 'Delete an organization (organization:delete: owner by default)', tags: clientTags, params: OrganizationParams, response: { 204: NoContent } } },
       async (req, reply) => { await members.delete(req.environmentId, req.params.organizationId, me(req), clientCaller(req)); return noContent(reply); });
     app.get('/organizations/:organizationId/members', { schema: { operationId: 'listMyOrganizationMembers', summary: 'List the members (any member)', tags: clientTags, params: OrganizationParams, querystring: OrganizationPageQuery, response: { 200: Page(ClientMember) } } },
       (req) => members.listMembers(req.environmentId, req.params.organizationId, me(req), req.query));
     app.patch('/organizations/:organizationId/members/:userId', {
-      schema: { operationId: 'updateMyOrganizationMember', summary: "Change a member's role (owner or admin; only an owner touches owners)", description: LAST_OWNER, tags: clientTags, params: MemberParams, body: ChangeRoleBody, response: { 200: ClientMember } },
+      schema: { operationId: 'updateMyOrganizationMember', summary: "Change a member's role (members:manage: owner or admin by default; only an owner touches owners)", description: LAST_OWNER, tags: clientTags, params: MemberParams, body: ChangeRoleBody, response: { 200: ClientMember } },
     }, (req) => members.changeRole(req.environmentId, req.params.organizationId, me(req), req.params.userId, req.body, clientCaller(req)));
     app.delete('/organizations/:organizationId/members/:userId', {
-      schema: { operationId: 'removeMyOrganizationMember', summary: 'Remove a member (owner or admin; only an owner removes an owner)', description: LAST_OWNER, tags: clientTags, params: MemberParams, response: { 204: NoContent } },
+      schema: { operationId: 'removeMyOrganizationMember', summary: 'Remove a member (members:manage: owner or admin by default; only an owner removes an owner)', description: LAST_OWNER, tags: clientTags, params: MemberParams, response: { 204: NoContent } },
     }, async (req, reply) => { await members.removeMember(req.environmentId, req.params.organizationId, me(req), req.params.userId, clientCaller(req)); return noContent(reply); });
     app.post('/organizations/:organizationId/leave', { schema: { operationId: 'leaveOrganization', summary: 'Leave an organization', description: LAST_OWNER, tags: clientTags, params: OrganizationParams, response: { 204: NoContent } } },
       async (req, reply) => { await members.leave(req.environmentId, req.params.organizationId, me(req), clientCaller(req)); return noContent(reply); });

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { DateTime, JsonObject, Nullable, NullableInput, pageQuery, Uuid } from '../platform/http/common-schemas.js';
+import { PERMISSIONS } from './roles.js';
 
 const Name = Type.String({ minLength: 1, maxLength: 256, description: 'Display name, 1 to 256 characters.' });
 const Slug = Type.String({
@@ -82,19 +83,29 @@ export const AddMemberBody = Type.Object({
 }, { additionalProperties: false });
 export type AddMemberBody = Static<typeof AddMemberBody>;
 
-const RoleDefinition = Type.Object({
+const roleFields = {
   key: Type.String({ minLength: 1, maxLength: 64, pattern: '^[a-z][a-z0-9_:-]*$', description: 'The role as members carry it: lower-case, e.g. `billing`.' }),
   name: Type.String({ minLength: 1, maxLength: 100, description: 'Its display name, e.g. "Billing".' }),
-}, { additionalProperties: false });
+};
+export const Permission = Type.Enum(PERMISSIONS, {
+  description: 'What a role lets its members do on the client plane: `organization:update` (rename), `organization:delete`, '
+    + '`members:manage` (change roles, remove members), `invitations:manage` (invite, list and revoke invitations).',
+});
+const permissions = (description?: string) => Type.Array(Permission, { uniqueItems: true, maxItems: PERMISSIONS.length, ...(description && { description }) });
 
 /** A role set an operator defines; an organization picks one by roleSetId when it is created. */
 export const RoleSet = Type.Object({
-  id: Uuid, name: Type.String(), roles: Type.Array(RoleDefinition), createdAt: DateTime,
-}, { title: 'RoleSet', additionalProperties: false, description: 'An organization role set: the roles organizations of the environment use.' });
+  id: Uuid, name: Type.String(),
+  roles: Type.Array(Type.Object({ ...roleFields, permissions: permissions() }, { additionalProperties: false })),
+  createdAt: DateTime,
+}, { title: 'RoleSet', additionalProperties: false, description: 'An organization role set: the roles organizations of the environment use, each with its permissions.' });
 
 export const CreateRoleSetBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 100 }),
-  roles: Type.Array(RoleDefinition, { minItems: 1, maxItems: 50, description: 'Distinct keys; must include `owner`.' }),
+  roles: Type.Array(Type.Object({
+    ...roleFields,
+    permissions: Type.Optional(permissions('Without it: every permission for `owner`, all but `organization:delete` for `admin`, none for any other key.')),
+  }, { additionalProperties: false }), { minItems: 1, maxItems: 50, description: 'Distinct keys; must include `owner`, which carries every permission.' }),
 }, { additionalProperties: false });
 
 export const ChangeRoleBody = Type.Object({ role: Role }, { additionalProperties: false });

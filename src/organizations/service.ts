@@ -7,10 +7,11 @@ import { assertMetadataBudget, mergeBags } from '../platform/metadata.js';
 import type { EnvironmentsService } from '../environments/service.js';
 import type { UsersService } from '../users/service.js';
 import { userDeleted } from '../users/errors.js';
-import { alreadyMember, forbidden, lastOwner, membershipNotFound, organizationNotFound, roleSetNotFound, slugTaken, userNotActive } from './errors.js';
-import { ADMIN, assertRoleSet, DEFAULT_ROLE_SET, OWNER, roleIn, type Role, type RoleSet } from './roles.js';
+import { alreadyMember, lastOwner, membershipNotFound, organizationNotFound, roleSetNotFound, slugTaken, userNotActive } from './errors.js';
+import { authorize, type Action, type Target } from './policy.js';
+import { assertRoleSet, DEFAULT_ROLE_SET, OWNER, roleIn, withPermissions, type Role, type RoleInput, type RoleSet } from './roles.js';
 import type { AddMemberBody, CreateOrganizationBody, MetadataPatchBody, Organization, OrganizationPageQuery, UpdateOrganizationBody } from './schemas.js';
-import { createOrganizationsStore, type OrganizationsStore } from './store.js';
+import { createOrganizationsStore, toClientOrganization, type OrganizationsStore } from './store.js';
 
 export interface OrganizationsDeps { db: Db; clock: Clock; users: Pick<UsersService, 'get'>; environments: Pick<EnvironmentsService, 'record'> }
 
@@ -39,9 +40,6 @@ export async function joinOrganization(trx: Db, environmentId: string, organizat
   return member;
 }
 
-/** Who acts on the client plane, and what the act needs: managing members, or owning the organization. */
-interface ActorCheck { userId: string; need: 'manage' | 'owner'; target?: string; newRole?: string }
-
 /** Per bag a patch names, its top-level keys (never the values): what a metadata change records. */
 const keysNamed = (patch: MetadataPatchBody) =>
   Object.fromEntries(Object.entries(patch).filter(([, bag]) => bag).map(([name, bag]) => [name, Object.keys(bag!).sort()]));
@@ -51,7 +49,10 @@ const unlessSlugTaken = <T>(result: T | 'slug_taken') => {
   return result;
 };
 
-/** Organizations and their memberships: the rules both planes share. Role checks of callers live in member-actions.ts. */
+/**
+ * Organizations and their memberships: the rules both planes share. A signed-in caller's right to act is
+ * policy.ts's `authorize`; the functions here read what it decides from, changes under the organization lock.
+ */
 export function createOrganizationsService({ db, clock, users, environments }: OrganizationsDeps) {
   const store = createOrganizationsStore(db);
   // A role set never changes once created, so a loaded one stays right for ever (bounded by the number of sets).
@@ -93,20 +94,44 @@ export function createOrganizationsService({ db, clock, users, environments }: O
     });
   }
 
-  /**
-   * A signed-in member's right to act, checked under the organization lock so a concurrent role change
-   * cannot slip between the check and the act: a non-member gets 404, a plain member 403, and an admin may
-   * neither touch an owner's membership nor make anyone owner; deleting takes an owner.
-   */
-  async function authorize(locked: OrganizationsStore, environmentId: string, organizationId: string, actor: ActorCheck) {
-    const membership = await locked.findMembership(environmentId, organizationId, actor.userId);
-    if (!membership) throw organizationNotFound();
-    const allowed = actor.need === 'owner' ? [OWNER] : [OWNER, ADMIN];
-    if (!allowed.includes(membership.role)) throw forbidden(`Only ${allowed.join(' or ')} members can ${actor.need === 'owner' ? 'delete an organization' : 'manage members'}.`);
-    if (membership.role === OWNER || !actor.target) return;
-    const target = await locked.findAnyMembership(environmentId, organizationId, actor.target);
-    if (target?.role === OWNER || actor.newRole === OWNER) throw forbidden('Only an owner can change or remove an owner, or make a member owner.');
+  /** The caller's active membership with the organization's role set: what the policy decides from. */
+  async function memberIn(reader: OrganizationsStore, environmentId: string, org: Organization, userId: string) {
+    const membership = await reader.findMembership(environmentId, org.id, userId);
+    return membership && { ...membership, roleSet: await roleSetOf(reader, environmentId, org.roleSetId) };
   }
+
+  /**
+   * A signed-in caller's change, authorized with the store of the transaction that holds the organization
+   * lock: role changes take that lock too, so none can land between this check and the change it allows.
+   */
+  async function authorizeLocked(locked: OrganizationsStore, environmentId: string, org: Organization, userId: string, action: Action, target?: Target) {
+    const member = await memberIn(locked, environmentId, org, userId);
+    authorize(member, action, target);
+    return member;
+  }
+
+  /** The caller's right to change or remove a member: the policy weighs the member's current role. */
+  async function authorizeMemberChange(locked: OrganizationsStore, environmentId: string, org: Organization, actorId: string, userId: string, grants?: string) {
+    const target = await locked.findAnyMembership(environmentId, org.id, userId);
+    await authorizeLocked(locked, environmentId, org, actorId, 'members.manage', { role: target?.role, grants });
+  }
+
+  /** Renames the organization the transaction has locked (name, slug). */
+  async function renameLocked(locked: OrganizationsStore, trx: Db, environmentId: string, organizationId: string, changes: UpdateOrganizationBody, by: Caller) {
+    const organization = unlessSlugTaken(await locked.update(environmentId, organizationId, changes, clock.now()));
+    if (!organization) throw organizationNotFound();
+    await record(trx, environmentId, 'organization.updated', organizationId, by, { changedFields: Object.keys(changes).sort() });
+    return organization;
+  }
+
+  /** Removes a member (the caller's `check` done under the same lock); removing the last active owner is 409 last_owner. */
+  const remove = (environmentId: string, organizationId: string, userId: string, by: Caller, check: (locked: OrganizationsStore, org: Organization) => Promise<unknown>) =>
+    withOrganizationLocked(environmentId, organizationId, async (locked, trx, org) => {
+      await check(locked, org);
+      const removed = await ownerMayGo(locked, environmentId, organizationId, userId);
+      await locked.deleteMembership(environmentId, organizationId, userId);
+      await record(trx, environmentId, 'organization_membership.deleted', organizationId, by, { role: removed.role }, userId);
+    });
 
   /** The membership, for a change that may take an owner away: 409 last_owner when no other active owner is left. */
   async function ownerMayGo(locked: OrganizationsStore, environmentId: string, organizationId: string, userId: string, newRole?: string) {
@@ -161,14 +186,14 @@ export function createOrganizationsService({ db, clock, users, environments }: O
     },
     get: existing,
     list: (environmentId: string, filter: { name?: string }, page: OrganizationPageQuery) => store.list(environmentId, filter, page),
-    async update(environmentId: string, organizationId: string, changes: UpdateOrganizationBody, by: Caller) {
-      return inTransaction(db, async (trx) => {
-        const updated = unlessSlugTaken(await createOrganizationsStore(trx).update(environmentId, organizationId, changes, clock.now()));
-        if (!updated) throw organizationNotFound();
-        await record(trx, environmentId, 'organization.updated', organizationId, by, { changedFields: Object.keys(changes).sort() });
-        return updated;
-      });
-    },
+    update: (environmentId: string, organizationId: string, changes: UpdateOrganizationBody, by: Caller) =>
+      withOrganizationLocked(environmentId, organizationId, (locked, trx) => renameLocked(locked, trx, environmentId, organizationId, changes, by)),
+    /** A signed-in member's rename (organization:update), in client form with the role read under the lock. */
+    updateAsMember: (environmentId: string, organizationId: string, userId: string, changes: UpdateOrganizationBody, by: Caller) =>
+      withOrganizationLocked(environmentId, organizationId, async (locked, trx, org) => {
+        const actor = await authorizeLocked(locked, environmentId, org, userId, 'organization.update');
+        return toClientOrganization(await renameLocked(locked, trx, environmentId, organizationId, changes, by), actor);
+      }),
     /** Deep-merges the given bags into the locked row; both bags together must fit the 8 KB budget. */
     mergeMetadata: (environmentId: string, organizationId: string, patch: MetadataPatchBody, by: Caller) =>
       withOrganizationLocked(environmentId, organizationId, async (locked, trx, { publicMetadata, privateMetadata }) => {
@@ -176,10 +201,10 @@ export function createOrganizationsService({ db, clock, users, environments }: O
         await record(trx, environmentId, 'organization.metadata_updated', organizationId, by, { changedKeys: keysNamed(patch) });
         return updated;
       }),
-    /** Deletes the organization and every membership of it; for a signed-in `actor`, only an owner may. */
+    /** Deletes the organization and every membership of it; a signed-in `actorId` needs organization:delete. */
     async delete(environmentId: string, organizationId: string, by: Caller, actorId?: string) {
-      await withOrganizationLocked(environmentId, organizationId, async (locked, trx) => {
-        if (actorId) await authorize(locked, environmentId, organizationId, { userId: actorId, need: 'owner' });
+      await withOrganizationLocked(environmentId, organizationId, async (locked, trx, org) => {
+        if (actorId) await authorizeLocked(locked, environmentId, org, actorId, 'organization.delete');
         const deleted = await locked.delete(environmentId, organizationId);
         if (!deleted) throw organizationNotFound();
         await record(trx, environmentId, 'organization.deleted', organizationId, by, { name: deleted.name });
@@ -194,11 +219,27 @@ export function createOrganizationsService({ db, clock, users, environments }: O
       store.listClientMembers(environmentId, organizationId, page),
     findClientMember: (environmentId: string, organizationId: string, userId: string) => store.findClientMember(environmentId, organizationId, userId),
     findMembership: (environmentId: string, organizationId: string, userId: string) => store.findMembership(environmentId, organizationId, userId),
+    /**
+     * The caller's membership with the role set and the organization, read without a lock: for authorizing
+     * a read, never a change (a change authorizes in its locked transaction). Undefined for a non-member,
+     * as for a missing organization.
+     */
+    async memberOf(environmentId: string, organizationId: string, userId: string) {
+      const organization = await store.find(environmentId, organizationId);
+      const member = organization && await memberIn(store, environmentId, organization, userId);
+      return member && { ...member, organization };
+    },
+    /**
+     * For another domain's change under lockOrganization (an invitation): the caller's membership,
+     * authorized with that transaction's reads, so the check holds until it commits.
+     */
+    authorizeIn: (trx: Db, environmentId: string, org: Organization, userId: string, action: Action, target?: Target) =>
+      authorizeLocked(createOrganizationsStore(trx), environmentId, org, userId, action, target),
     addMember,
     /** A new role for a member; taking the owner role from the last active owner is 409 last_owner. */
     async changeRole(environmentId: string, organizationId: string, userId: string, roleKey: string, by: Caller, actorId?: string) {
       return withOrganizationLocked(environmentId, organizationId, async (locked, trx, org) => {
-        if (actorId) await authorize(locked, environmentId, organizationId, { userId: actorId, need: 'manage', target: userId, newRole: roleKey });
+        if (actorId) await authorizeMemberChange(locked, environmentId, org, actorId, userId, roleKey);
         const role = roleIn(await roleSetOf(locked, environmentId, org.roleSetId), roleKey);
         const before = await ownerMayGo(locked, environmentId, organizationId, userId, role.key);
         if (before.role === role.key) return before;
@@ -207,15 +248,14 @@ export function createOrganizationsService({ db, clock, users, environments }: O
         return updated;
       });
     },
-    /** Removes a member (leaving too); removing the last active owner is 409 last_owner. */
-    async removeMember(environmentId: string, organizationId: string, userId: string, by: Caller, actorId?: string) {
-      await withOrganizationLocked(environmentId, organizationId, async (locked, trx) => {
-        if (actorId) await authorize(locked, environmentId, organizationId, { userId: actorId, need: 'manage', target: userId });
-        const removed = await ownerMayGo(locked, environmentId, organizationId, userId);
-        await locked.deleteMembership(environmentId, organizationId, userId);
-        await record(trx, environmentId, 'organization_membership.deleted', organizationId, by, { role: removed.role }, userId);
-      });
-    },
+    /** Removes a member; a signed-in `actorId` needs members:manage and every permission the member's role carries. */
+    removeMember: (environmentId: string, organizationId: string, userId: string, by: Caller, actorId?: string) =>
+      remove(environmentId, organizationId, userId, by, async (locked, org) => {
+        if (actorId) await authorizeMemberChange(locked, environmentId, org, actorId, userId);
+      }),
+    /** A signed-in member leaves; the last active owner cannot (409 last_owner). */
+    leave: (environmentId: string, organizationId: string, userId: string, by: Caller) =>
+      remove(environmentId, organizationId, userId, by, (locked, org) => authorizeLocked(locked, environmentId, org, userId, 'leave')),
     mergeMembershipMetadata: (environmentId: string, organizationId: string, userId: string, patch: MetadataPatchBody, by: Caller) =>
       withOrganizationLocked(environmentId, organizationId, async (locked, trx) => {
         const member = await locked.findAnyMembership(environmentId, organizationId, userId);
@@ -230,10 +270,11 @@ export function createOrganizationsService({ db, clock, users, environments }: O
       return roleIn(await roleSetOf(store, environmentId, (await existing(environmentId, organizationId)).roleSetId), key);
     },
     /** An operator's new role set (admin API, CLI): it must hold an `owner` role; it never changes afterwards. */
-    async createRoleSet(environmentId: string, body: { name: string; roles: Role[] }) {
+    async createRoleSet(environmentId: string, body: { name: string; roles: RoleInput[] }) {
       await environments.record(environmentId);
-      assertRoleSet(body.roles);
-      return store.insertRoleSet(environmentId, body, clock.now());
+      const roles = body.roles.map(withPermissions);
+      assertRoleSet(roles);
+      return store.insertRoleSet(environmentId, { name: body.name, roles }, clock.now());
     },
     async listRoleSets(environmentId: string) {
       await environments.record(environmentId);

@@ -4,7 +4,7 @@ import { containsPattern, isUniqueViolation, jsonb, type Db } from '../platform/
 import type { OrganizationMembershipRow, OrganizationRoleSetRow, OrganizationRow } from '../platform/db/tables.js';
 import { toPage } from '../platform/http/pagination.js';
 import type { JsonObject } from '../platform/json.js';
-import type { Role, RoleSet } from './roles.js';
+import { isPermission, withPermissions, type Role, type RoleSet } from './roles.js';
 import type { ClientMember, ClientOrganization, Organization, OrganizationMember, OrganizationPageQuery, UserOrganization } from './schemas.js';
 
 export interface NewOrganization {
@@ -176,7 +176,11 @@ export function createOrganizationsStore(db: Db) {
 export type OrganizationsStore = ReturnType<typeof createOrganizationsStore>;
 
 const toRoleSet = (row: Selectable<OrganizationRoleSetRow>): RoleSet & { id: string; createdAt: string } =>
-  ({ id: row.id, name: row.name, roles: row.roles, createdAt: row.created_at.toISOString() });
+  ({ id: row.id, name: row.name, roles: row.roles.map(toRole), createdAt: row.created_at.toISOString() });
+// Every stored role carries permissions since migration 0017; withPermissions still fills in a role that a
+// process of the version before wrote during a rolling upgrade, as that version's rules were exactly the defaults.
+const toRole = ({ key, name, permissions }: OrganizationRoleSetRow['roles'][number]): Role =>
+  withPermissions({ key, name, permissions: permissions?.filter(isPermission) });
 
 const toOrganization = (row: Selectable<OrganizationRow>): Organization => ({
   id: row.id, name: row.name, slug: row.slug, roleSetId: row.role_set_id,

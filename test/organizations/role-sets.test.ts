@@ -50,6 +50,53 @@ describe('organization role sets', () => {
     expect(await storedRoles(t, env, org.id)).toEqual({ [owner.id]: 'owner', [billing.id]: 'billing' });
   });
 
+  it('gives each role its permissions: those declared, else those of its key (owner all, admin all but delete, others none)', async () => {
+    const env = await t.given.environment();
+    const res = await createSet(env, { name: 'Mixed', roles: [
+      { key: 'owner', name: 'Owner' }, { key: 'admin', name: 'Admin' }, { key: 'billing', name: 'Billing', permissions: ['invitations:manage'] }, { key: 'viewer', name: 'Viewer' },
+    ] });
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.json().roles.map((r: { key: string; permissions: string[] }) => [r.key, r.permissions])).toEqual([
+      ['owner', ['organization:update', 'organization:delete', 'members:manage', 'invitations:manage']],
+      ['admin', ['organization:update', 'members:manage', 'invitations:manage']],
+      ['billing', ['invitations:manage']],
+      ['viewer', []],
+    ]);
+    expect((await t.admin.get(`/environments/${env.id}/role-sets`)).json().items).toEqual([res.json()]);
+  });
+
+  it('refuses an owner role without every permission, and an unknown or repeated permission, with 400 invalid_request', async () => {
+    const env = await t.given.environment();
+    const owner = (permissions: string[]) => ({ name: 'x', roles: [{ key: 'owner', name: 'Owner', permissions }] });
+    const refused = expectProblem(await createSet(env, owner(['members:manage'])), 400, 'invalid_request');
+    expect(refused.detail).toContain('organization:delete');
+    expectProblem(await createSet(env, owner(['organization:update', 'organization:delete', 'members:manage', 'invitations:manage', 'billing:manage'])), 400, 'invalid_request');
+    expectProblem(await createSet(env, owner(['members:manage', 'members:manage'])), 400, 'invalid_request');
+    expect((await t.admin.get(`/environments/${env.id}/role-sets`)).json()).toEqual({ items: [] });
+  });
+
+  it('lets members of a custom set act on the client plane by their roles\' declared permissions, not their keys', async () => {
+    const env = await t.given.environment();
+    const set = (await createSet(env, { name: 'Declared', roles: [
+      { key: 'owner', name: 'Owner' }, { key: 'admin', name: 'Admin', permissions: [] },
+      { key: 'billing', name: 'Billing', permissions: ['invitations:manage'] }, { key: 'viewer', name: 'Viewer' },
+    ] })).json();
+    const org = await createOrganization(t, env, { roleSetId: set.id, createdBy: (await t.given.user(env)).id });
+    const signedIn = async (role: string) => {
+      const user = await t.given.user(env);
+      await addMember(t, env, org.id, user.id, role);
+      return t.client(env, { token: (await t.given.session(env, user)).token });
+    };
+    const [billing, admin] = [await signedIn('billing'), await signedIn('admin')];
+    expect((await billing.post(`/organizations/${org.id}/invitations`, { email: 'v@example.com', role: 'viewer' })).statusCode).toBe(201);
+    expect((await billing.get(`/organizations/${org.id}/invitations`)).statusCode).toBe(200);
+    expectProblem(await billing.post(`/organizations/${org.id}/invitations`, { email: 'o@example.com', role: 'owner' }), 403, 'forbidden');
+    expectProblem(await billing.patch(`/organizations/${org.id}`, { name: 'Billing Inc' }), 403, 'forbidden');
+    const refused = expectProblem(await admin.patch(`/organizations/${org.id}`, { name: 'Admin Inc' }), 403, 'forbidden');
+    expect(refused.detail).toBe('Only owner members can rename an organization.');
+    expectProblem(await admin.post(`/organizations/${org.id}/invitations`, { email: 'a@example.com', role: 'viewer' }), 403, 'forbidden');
+  });
+
   it("refuses another environment's role set with 400 role_set_not_found, on both planes, creating nothing", async () => {
     const [env, other] = [await t.given.environment(), await t.given.environment()];
     const theirs = (await createSet(other)).json();

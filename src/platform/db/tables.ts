@@ -77,7 +77,7 @@ export interface OrganizationRow {
 }
 
 export interface OrganizationRoleSetRow {
-  environment_id: string; id: string; name: string; roles: { key: string; name: string }[]; created_at: Date;
+  environment_id: string; id: string; name: string; roles: { key: string; name: string; permissions?: string[] }[]; created_at: Date;
 }
 
 export interface OrganizationMembershipRow {

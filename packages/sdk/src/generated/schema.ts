@@ -991,11 +991,11 @@ export interface paths {
         get: operations["getMyOrganization"];
         put?: never;
         post?: never;
-        /** Delete an organization (owner) */
+        /** Delete an organization (organization:delete: owner by default) */
         delete: operations["deleteMyOrganization"];
         options?: never;
         head?: never;
-        /** Rename an organization or change its slug (owner or admin) */
+        /** Rename an organization or change its slug (organization:update: owner or admin by default) */
         patch: operations["updateMyOrganization"];
         trace?: never;
     };
@@ -1027,14 +1027,14 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Remove a member (owner or admin; only an owner removes an owner)
+         * Remove a member (members:manage: owner or admin by default; only an owner removes an owner)
          * @description An organization always keeps an active owner: taking the owner role from the last one, or removing them, is 409 last_owner.
          */
         delete: operations["removeMyOrganizationMember"];
         options?: never;
         head?: never;
         /**
-         * Change a member's role (owner or admin; only an owner touches owners)
+         * Change a member's role (members:manage: owner or admin by default; only an owner touches owners)
          * @description An organization always keeps an active owner: taking the owner role from the last one, or removing them, is 409 last_owner.
          */
         patch: operations["updateMyOrganizationMember"];
@@ -1271,7 +1271,7 @@ export interface paths {
         put?: never;
         /**
          * Create an organization role set
-         * @description Distinct role keys, one of them `owner`. A set never changes once created.
+         * @description Distinct role keys, one of them `owner`. Each role carries permissions, declared or else those of its key (`owner` every one, `admin` all but `organization:delete`, others none); `owner` must carry every one. A set never changes once created.
          */
         post: operations["createRoleSet"];
         delete?: never;
@@ -1943,7 +1943,7 @@ export interface components {
         };
         /**
          * RoleSet
-         * @description An organization role set: the roles organizations of the environment use.
+         * @description An organization role set: the roles organizations of the environment use, each with its permissions.
          */
         RoleSet: {
             /** Format: uuid */
@@ -1954,6 +1954,7 @@ export interface components {
                 key: string;
                 /** @description Its display name, e.g. "Billing". */
                 name: string;
+                permissions: ("organization:update" | "organization:delete" | "members:manage" | "invitations:manage")[];
             }[];
             /** Format: date-time */
             createdAt: string;
@@ -6329,18 +6330,20 @@ export interface operations {
             content: {
                 "application/json": {
                     name: string;
-                    /** @description Distinct keys; must include `owner`. */
+                    /** @description Distinct keys; must include `owner`, which carries every permission. */
                     roles: {
                         /** @description The role as members carry it: lower-case, e.g. `billing`. */
                         key: string;
                         /** @description Its display name, e.g. "Billing". */
                         name: string;
+                        /** @description Without it: every permission for `owner`, all but `organization:delete` for `admin`, none for any other key. */
+                        permissions?: ("organization:update" | "organization:delete" | "members:manage" | "invitations:manage")[];
                     }[];
                 };
             };
         };
         responses: {
-            /** @description An organization role set: the roles organizations of the environment use. */
+            /** @description An organization role set: the roles organizations of the environment use, each with its permissions. */
             201: {
                 headers: {
                     [name: string]: unknown;
