@@ -1,12 +1,24 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    globalSetup: ['test/helpers/global-setup.ts'],
     pool: 'forks',
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // A bound for a hang, never for slowness: no test may fail because the machine is busy. What a test
+    // waits for inside it is bounded by test/helpers/patience.ts.
+    testTimeout: 600_000,
+    hookTimeout: 600_000,
+    // Every core: most files wait on a database or a child process part of the time (vitest's default
+    // leaves one core idle, which on 2 cores halves the suite's speed).
+    maxWorkers: availableParallelism(),
     // Behaviour tests are slow to start (a database per file) but independent: run files in parallel.
     fileParallelism: true,
+    // A worker runs its files one after another in one module graph instead of a fresh process each:
+    // loading the app's modules and PGlite per file cost about half the suite's time. Files keep their
+    // state in their own app and database, so nothing a file needs depends on what ran before it; a test
+    // that changes something process-wide (fake timers) puts it back, and none mocks a module.
+    isolate: false,
   },
 });

@@ -233,12 +233,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   }
 
   const housekeeping = { ...HOUSEKEEPING_DEFAULTS, ...options.housekeeping };
-  scheduleMaintenance(app, {
+  const sweep = scheduleMaintenance(app, {
     pruneRateLimitWindows: limiter.pruneOldWindows, pruneExpiredCodes: codes.pruneExpiredCodes, pruneAuditIdempotencyKeys: audit.pruneIdempotencyKeys,
     expireInvitations: invitations.expireOverdue, pruneOutbox: () => outbox.prune(clock.now(), housekeeping.outboxRetentionDays * DAY_MS),
     pruneOAuthStates: oauth.pruneExpiredStates, pruneEndedSessions: () => sessions.pruneEnded(housekeeping.sessionRetentionDays),
     pruneAuditEvents: audit.pruneExpiredEvents,
   }, housekeeping.intervalSeconds * 1000);
+  app.decorate('runHousekeeping', sweep);
   app.addHook('onReady', async () => mailer.start());
   app.addHook('onClose', async () => mailer.close());
   return app;

@@ -15,6 +15,13 @@ export const HOUSEKEEPING_DEFAULTS: Housekeeping = Object.freeze({ intervalSecon
 
 export const DAY_MS = 86_400_000;
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** One housekeeping sweep now, as the interval runs it (tests, instead of waiting for the interval). */
+    runHousekeeping(): Promise<void>;
+  }
+}
+
 /**
  * Runs housekeeping (pruning what is spent or past its retention) every `intervalMs` while the app is up.
  * Every process may run it: each task is an idempotent delete (in batches). A failing task is logged, never thrown.

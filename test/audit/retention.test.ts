@@ -1,21 +1,8 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
 import { append, eventBody, storedEvents } from './support.js';
 
-// The housekeeping sweep buildApp schedules, captured so the test runs it instead of waiting for the interval.
-const sweeps = vi.hoisted(() => [] as (() => Promise<void>)[]);
-vi.mock('../../src/platform/maintenance.js', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('../../src/platform/maintenance.js')>();
-  return {
-    ...actual,
-    scheduleMaintenance: (...args: Parameters<typeof actual.scheduleMaintenance>) => {
-      const sweep = actual.scheduleMaintenance(...args);
-      sweeps.push(sweep);
-      return sweep;
-    },
-  };
-});
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -27,10 +14,7 @@ describe('audit retention (environment setting auditRetentionDays)', () => {
   // The sweep reaches every environment's events: a database of this file's own keeps other files' out of reach.
   beforeAll(async () => { t = await startTestApp({}, { ownDatabase: true }); });
   afterAll(() => t.close());
-  const sweep = async () => {
-    expect(sweeps).toHaveLength(1);
-    await sweeps[0]!();
-  };
+  const sweep = () => t.app.runHousekeeping();
   const setRetention = async (env: TestEnv, auditRetentionDays: number | null) => {
     const res = await t.admin.patch(`/environments/${env.id}`, { settings: { auditRetentionDays } });
     expect(res.statusCode).toBe(200);

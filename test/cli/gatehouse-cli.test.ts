@@ -174,7 +174,7 @@ describe('the gatehouse operator CLI', () => {
       await server.stop();
       await rm(liveDir, { recursive: true, force: true });
     }
-  }, 60_000);
+  });
 
   it('refuses to open an embedded data directory that a live process holds', async () => {
     await writeFile(join(dataDir, 'gatehouse.pid'), String(process.pid));

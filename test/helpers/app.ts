@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import type { KyselyPlugin } from 'kysely';
 import pg from 'pg';
+import { inject } from 'vitest';
 import { buildApp, type AppOptions } from '../../src/app.js';
 import { createTestClock, type TestClock } from '../../src/platform/clock.js';
 import { openDatabase, type Database, type Db } from '../../src/platform/db/database.js';
@@ -41,7 +43,8 @@ export interface TestApp {
 }
 
 /**
- * Opens the suite's database: PostgreSQL when TEST_DATABASE_URL is set, else a fresh in-memory PGlite.
+ * Opens the suite's database: PostgreSQL when TEST_DATABASE_URL is set, else a fresh in-memory PGlite
+ * started from the run's migrated image (test/helpers/global-setup.ts).
  * With `own`, a file that sweeps or sends every environment's rows (housekeeping, the mail worker) gets
  * a PostgreSQL database of its own, created here and dropped on close, so it never touches another
  * file's rows on the shared one (PGlite is always the file's own).
@@ -49,10 +52,13 @@ export interface TestApp {
 export async function openTestDatabase(options: { own?: boolean } = {}): Promise<Database> {
   const url = process.env.TEST_DATABASE_URL;
   if (url && options.own) return openOwnDatabase(url);
-  const database = await openDatabase(url ? { url, poolSize: 5 } : { dataDir: undefined });
+  const database = await openDatabase(url ? { url, poolSize: 5 } : await inMemoryDatabase());
   await migrate(database.db);
   return database;
 }
+
+/** Options for a fresh in-memory PGlite, already migrated. */
+export const inMemoryDatabase = async () => ({ dataDir: undefined, image: new Blob([await readFile(inject('pgliteImagePath'))]) });
 
 async function openOwnDatabase(testDatabaseUrl: string): Promise<Database> {
   const name = `gatehouse_own_${randomBytes(6).toString('hex')}`;

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { PATIENCE_MS } from './patience.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -29,7 +30,7 @@ export async function startOpenIdProvider(): Promise<OpenIdProvider> {
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
-    const timer = setTimeout(() => reject(new Error(`the OpenID provider did not start:\n${stderr}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`the OpenID provider did not start:\n${stderr}`)), PATIENCE_MS);
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       out += chunk;
       const match = /listening (\d+)/.exec(out);

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { PATIENCE_MS } from './patience.js';
 
 /** Real server processes for tests that need more than app.inject: several processes, signals, stdout. */
 
@@ -78,7 +79,7 @@ export async function spawnServer(options: { env?: Record<string, string>; ready
   let hasExited = false;
   void exited.then(() => { hasExited = true; for (const w of outputWaiters) w(); });
 
-  function waitFor(stream: string, text: () => string, expected: string | ((text: string) => boolean), timeoutMs = 10_000) {
+  function waitFor(stream: string, text: () => string, expected: string | ((text: string) => boolean), timeoutMs = PATIENCE_MS) {
     return new Promise<void>((resolve, reject) => {
       const matches = typeof expected === 'string' ? (t: string) => t.includes(expected) : expected;
       const timer = setTimeout(() => done(new Error(`expected output not on ${stream} within ${timeoutMs} ms (${String(expected)}):\n${out}\n${err}`)), timeoutMs);
@@ -103,7 +104,7 @@ export async function spawnServer(options: { env?: Record<string, string>; ready
     waitForOutput: (expected, timeoutMs) => waitFor('stdout', () => out, expected, timeoutMs),
     waitForStderr: (expected, timeoutMs) => waitFor('stderr', () => err, expected, timeoutMs),
     signal: (signal) => { child.kill(signal); },
-    async stop(timeoutMs = 15_000) {
+    async stop(timeoutMs = PATIENCE_MS) {
       if (hasExited) return exited;
       child.kill('SIGTERM');
       const timer = setTimeout(() => killGroup(child, 'SIGKILL'), timeoutMs);
@@ -115,7 +116,7 @@ export async function spawnServer(options: { env?: Record<string, string>; ready
   };
 
   try {
-    await waitForReady(port, options.readyTimeoutMs ?? 60_000, () => hasExited);
+    await waitForReady(port, options.readyTimeoutMs ?? PATIENCE_MS, () => hasExited);
     // Everything printed at startup comes before this line, so stderr() is complete from here on.
     await server.waitForStderr('Gatehouse listening on');
   } catch (error) {

@@ -5,6 +5,7 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 import { signUp } from '../helpers/flows.js';
 import { freePort } from '../helpers/processes.js';
 import { mailCount, outboxRows, parseMessage, receivedBy, startSmtpServer, waitForMail, type SmtpServer } from '../helpers/smtp.js';
+import { PATIENCE_MS } from '../helpers/patience.js';
 
 const SECOND = 1000;
 // Quick polling, and a first retry after 0.5 to 1 s of the test clock (which only moves when told).
@@ -31,7 +32,7 @@ describe('mail delivery from the outbox, with retries', () => {
       expect(row).toMatchObject({ attempts, status });
       if (status === 'pending') expect(row!.last_error).not.toBeNull();
       expect(row!.next_attempt_at === null || row!.next_attempt_at.getTime() - t.clock.now().getTime() < DELIVERY.leaseMs).toBe(true);
-    }, { timeout: 15_000, interval: 20 });
+    }, { timeout: PATIENCE_MS, interval: 20 });
     return (await outboxRows(t, environmentId))[0]!;
   };
 

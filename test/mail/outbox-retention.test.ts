@@ -1,21 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OUTBOX_RETENTION_MS } from '../../src/platform/mail/outbox-store.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { PASSWORD } from '../helpers/given.js';
 
-// The housekeeping sweep buildApp schedules, captured so the test runs it instead of waiting 10 minutes.
-const sweeps = vi.hoisted(() => [] as (() => Promise<void>)[]);
-vi.mock('../../src/platform/maintenance.js', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('../../src/platform/maintenance.js')>();
-  return {
-    ...actual,
-    scheduleMaintenance: (...args: Parameters<typeof actual.scheduleMaintenance>) => {
-      const sweep = actual.scheduleMaintenance(...args);
-      sweeps.push(sweep);
-      return sweep;
-    },
-  };
-});
 
 // Pruning is global, and under TEST_DATABASE_URL other test files share the database: this mail is
 // sent in 2001 so the sweep's cut-off can only ever reach it.
@@ -47,8 +34,7 @@ describe('the outbox (development mail catcher)', () => {
     expect(await t.outbox(env, 'old@example.com')).toHaveLength(1);
 
     t.clock.advance(OUTBOX_RETENTION_MS);
-    expect(sweeps).toHaveLength(1);
-    await sweeps[0]();
+    await t.app.runHousekeeping();
 
     expect(await t.outbox(env, 'old@example.com')).toEqual([]);
     expect(await t.outbox(env, 'recent@example.com')).toEqual([

@@ -5,6 +5,7 @@ import { PASSWORD } from '../helpers/given.js';
 import { freePort } from '../helpers/processes.js';
 import { signUp } from '../helpers/flows.js';
 import { mailCount, outboxRows, parseMessage, startSmtpServer, waitForMail, type SmtpServer } from '../helpers/smtp.js';
+import { PATIENCE_MS } from '../helpers/patience.js';
 
 const SENDER = 'Gatehouse Test <auth@gatehouse.example>';
 // The worker looks for due mail this often in these tests (5 s in production; queued mail wakes it at once).
@@ -185,7 +186,7 @@ describe('mail delivery when the SMTP server fails', () => {
     // nodemailer alone would wait 30 s for the greeting (and hold the message's lease); the mailer gives up after SMTP_TIMEOUTS_MS.
     await vi.waitFor(() => expect(logged.mock.calls.filter((call) => call[1] === 'mail delivery attempt failed; will retry')).toEqual([
       [expect.objectContaining({ attempt: 1, err: expect.objectContaining({ code: 'ETIMEDOUT' }) }), 'mail delivery attempt failed; will retry'],
-    ]), { timeout: 20_000, interval: 100 });
+    ]), { timeout: PATIENCE_MS, interval: 100 });
     expect(await outboxRows(t, env.id)).toEqual([expect.objectContaining({ status: 'pending', attempts: 1, last_error: 'ETIMEDOUT' })]);
-  }, 60_000);
+  });
 });

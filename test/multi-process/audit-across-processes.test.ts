@@ -50,7 +50,7 @@ describe.skipIf(!TEST_DATABASE_URL)('audit appends from several server processes
     for (const s of [first, second]) if (s.status === 'rejected') throw s.reason;
     direct = new pg.Client({ connectionString: databaseUrl });
     await direct.connect();
-  }, 90_000);
+  });
 
   afterAll(async () => {
     agent.destroy();
@@ -118,7 +118,7 @@ describe.skipIf(!TEST_DATABASE_URL)('audit appends from several server processes
       expect(refused.headers.ratelimit).toMatch(/^"audit";r=0;t=\d+$/);
     }
     expect(await storedEvents(env)).toHaveLength(600);
-  }, 90_000);
+  });
 
   it('loses no acknowledged append when a process is SIGKILLed mid-stream, and retries store each event exactly once', async () => {
     const env = await environment();
@@ -168,5 +168,5 @@ describe.skipIf(!TEST_DATABASE_URL)('audit appends from several server processes
     expect(new Set(stored.map((e) => e.key))).toEqual(new Set(keys));
     // The sequence has no gaps: the first key's event is 1, so customer events are 2..301.
     expect(stored.map((e) => e.sequence)).toEqual(Array.from({ length: keys.length }, (_, i) => i + 2));
-  }, 120_000);
+  });
 });

@@ -6,7 +6,7 @@ const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
 
 describe.skipIf(!TEST_DATABASE_URL)('impersonation with two server processes on one PostgreSQL (needs TEST_DATABASE_URL)', () => {
   let pair: ServerPair;
-  beforeAll(async () => { pair = await startServerPair(TEST_DATABASE_URL!); }, 90_000);
+  beforeAll(async () => { pair = await startServerPair(TEST_DATABASE_URL!); });
   afterAll(() => pair?.stop());
 
   async function cast(settings: Record<string, unknown>) {

@@ -8,7 +8,7 @@ const HOUR_MS = 3_600_000;
 
 describe.skipIf(!TEST_DATABASE_URL)('invitations with two server processes on one PostgreSQL (needs TEST_DATABASE_URL)', () => {
   let pair: ServerPair;
-  beforeAll(async () => { pair = await startServerPair(TEST_DATABASE_URL!); }, 90_000);
+  beforeAll(async () => { pair = await startServerPair(TEST_DATABASE_URL!); });
   afterAll(() => pair?.stop());
 
   async function invitingEnvironment(settings: Record<string, unknown> = {}): Promise<PairEnv> {

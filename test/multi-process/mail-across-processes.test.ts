@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PASSWORD } from '../helpers/given.js';
 import { startServerPair, type PairEnv, type ServerPair } from '../helpers/server-pair.js';
 import { receivedBy, startSmtpServer, type SmtpServer } from '../helpers/smtp.js';
+import { PATIENCE_MS } from '../helpers/patience.js';
 
 const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
 const SIGN_UPS = 30;
@@ -14,7 +15,7 @@ describe.skipIf(!TEST_DATABASE_URL)('mail with two server processes on one Postg
   beforeAll(async () => {
     smtp = await startSmtpServer();
     pair = await startServerPair(TEST_DATABASE_URL!, { GATEHOUSE_SMTP_URL: `smtp://127.0.0.1:${smtp.port}` });
-  }, 90_000);
+  });
   afterAll(async () => {
     await pair?.stop();
     await smtp?.close();
@@ -38,7 +39,7 @@ describe.skipIf(!TEST_DATABASE_URL)('mail with two server processes on one Postg
       await vi.waitFor(async () => {
         const { rows } = await db.query(`select status, attempts from outbox_messages where environment_id = $1`, [env.id]);
         expect(rows).toEqual(Array(SIGN_UPS).fill({ status: 'sent', attempts: 1 }));
-      }, { timeout: 20_000, interval: 50 });
+      }, { timeout: PATIENCE_MS, interval: 50 });
     } finally {
       await db.end();
     }
@@ -46,5 +47,5 @@ describe.skipIf(!TEST_DATABASE_URL)('mail with two server processes on one Postg
     expect(smtp.received).toHaveLength(SIGN_UPS);
     const [sentByA, sentByB] = [await mailSent(pair.a), await mailSent(pair.b)];
     expect(sentByA + sentByB).toBe(SIGN_UPS);
-  }, 60_000);
+  });
 });

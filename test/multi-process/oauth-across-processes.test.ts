@@ -10,7 +10,7 @@ const LANDING = 'https://app.example.com/home';
 describe.skipIf(!TEST_DATABASE_URL)('external sign-in with two server processes on one PostgreSQL (needs TEST_DATABASE_URL)', () => {
   let pair: ServerPair;
   let fake: ScriptableProvider;
-  beforeAll(async () => { [pair, fake] = await Promise.all([startServerPair(TEST_DATABASE_URL!), startScriptableProvider()]); }, 90_000);
+  beforeAll(async () => { [pair, fake] = await Promise.all([startServerPair(TEST_DATABASE_URL!), startScriptableProvider()]); });
   afterAll(async () => { await pair?.stop(); await fake?.close(); });
 
   async function givenEnvironment(): Promise<PairEnv> {

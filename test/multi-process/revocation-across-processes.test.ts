@@ -19,7 +19,7 @@ describe.skipIf(!TEST_DATABASE_URL)('several server processes on one PostgreSQL 
     // The two processes start together on purpose: both migrate and bootstrap the same empty database at once.
     pair = await startServerPair(TEST_DATABASE_URL!);
     ({ a, b } = pair);
-  }, 90_000);
+  });
   afterAll(() => pair?.stop());
 
   const call = (...args: Parameters<ServerPair['call']>) => pair.call(...args);

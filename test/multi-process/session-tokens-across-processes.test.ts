@@ -9,7 +9,7 @@ const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
 
 describe.skipIf(!TEST_DATABASE_URL)('session JWTs with two server processes on one PostgreSQL (needs TEST_DATABASE_URL)', () => {
   let pair: ServerPair;
-  beforeAll(async () => { pair = await startServerPair(TEST_DATABASE_URL!); }, 90_000);
+  beforeAll(async () => { pair = await startServerPair(TEST_DATABASE_URL!); });
   afterAll(() => pair?.stop());
 
   async function signedIn(server: ServerProcess, env: PairEnv) {

@@ -9,7 +9,7 @@ const WRONG = 'not the password at all';
 
 describe.skipIf(!TEST_DATABASE_URL)('password sign-in bursts through two server processes on one PostgreSQL (needs TEST_DATABASE_URL)', () => {
   let pair: ServerPair;
-  beforeAll(async () => { pair = await startServerPair(TEST_DATABASE_URL!); }, 90_000);
+  beforeAll(async () => { pair = await startServerPair(TEST_DATABASE_URL!); });
   afterAll(() => pair?.stop());
 
   const signIn = (i: number, env: PairEnv, email: string, password: string) =>

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
 import type { TestUser } from '../helpers/given.js';
 import { addMember, expectProblem } from './support.js';
+import { untilBlockedBy } from '../helpers/patience.js';
 
 const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
 
@@ -36,7 +37,7 @@ describe.skipIf(!TEST_DATABASE_URL)("a demoted admin's concurrent changes (needs
         where environment_id = $1 and organization_id = $2 and user_id = $3`, [env.id, organizationId, admin.id]);
       let settled = false;
       const answer = request().finally(() => { settled = true; });
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await untilBlockedBy(demoting);
       expect(settled).toBe(false); // waiting on the organization lock
       await demoting.query('commit');
       return await answer;

@@ -14,7 +14,7 @@ describe('the embedded database template', () => {
     root = mkdtempSync(join(tmpdir(), 'gatehouse-template-'));
     template = pathToFileURL(join(root, 'template/'));
     await writeEmbeddedTemplate(template);
-  }, 60_000);
+  });
   afterAll(() => rmSync(root, { recursive: true, force: true }));
 
   const versions = async (dataDir: string) => {

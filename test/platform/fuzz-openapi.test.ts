@@ -134,7 +134,7 @@ function printable(value: unknown): string {
 const order = (op: Operation) => (op.path.endsWith('/sign-out') ? 1 : 0);
 
 describe('fuzzing every operation of the OpenAPI document', () => {
-  it('answers every mutated request with a problem (or success), never with a 5xx', { timeout: 120_000 }, async () => {
+  it('answers every mutated request with a problem (or success), never with a 5xx', async () => {
     const doc = inlineRefs((await t.app.inject({ method: 'GET', url: '/openapi.json' })).json()) as { paths: Record<string, Record<string, Omit<Operation, 'method' | 'path'>>> };
     const operations = Object.entries(doc.paths)
       .flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ ...op, method: method.toUpperCase(), path })))

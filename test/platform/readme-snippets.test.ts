@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnServer, type ServerProcess } from '../helpers/processes.js';
+import { PATIENCE_MS } from '../helpers/patience.js';
 
 const run = promisify(execFile);
 
@@ -31,7 +32,7 @@ describe("the README's first commands", () => {
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'gatehouse-readme-'));
     server = await spawnServer({ env: { GATEHOUSE_DATA_DIR: dataDir } });
-  }, 60_000);
+  });
   afterAll(async () => { await server?.stop(); await rm(dataDir, { recursive: true, force: true }); });
 
   it('run as pasted in one terminal, the CLI\'s included, with the secret key the first start printed', async () => {
@@ -42,7 +43,7 @@ describe("the README's first commands", () => {
     expect(script).not.toContain('sk_...');
     // Each answer on its own line (curl prints none after the body), to read them apart.
     const { stdout } = await run('bash', ['-e', '-o', 'pipefail', '-c', `curl() { command curl "$@"; echo; }\n${script}`],
-      { timeout: 120_000, cwd: new URL('../../', import.meta.url).pathname, env: { ...terminalEnv(), GATEHOUSE_DATA_DIR: dataDir, DATABASE_URL: '' } });
+      { timeout: PATIENCE_MS, cwd: new URL('../../', import.meta.url).pathname, env: { ...terminalEnv(), GATEHOUSE_DATA_DIR: dataDir, DATABASE_URL: '' } });
     const answers = stdout.split('\n').filter((line) => line.startsWith('{"')).map((line) => JSON.parse(line));
     expect(answers.length).toBeGreaterThanOrEqual(3);
     // The CLI's answers (through the running server): the environments list names both.
@@ -50,5 +51,5 @@ describe("the README's first commands", () => {
     expect(answers[0]).toMatchObject({ email: 'ada@example.com', status: 'active' });
     expect(answers[1]).toMatchObject({ action: 'document.shared', actor: { type: 'user', id: answers[0].id } });
     expect(answers[2]).toMatchObject({ token: expect.stringMatching(/^imp_/), expiresInSeconds: 600 });
-  }, 150_000);
+  });
 });

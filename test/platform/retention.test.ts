@@ -1,23 +1,10 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deleteInBatches } from '../../src/platform/db/batches.js';
 import { createOutboxStore } from '../../src/platform/mail/outbox-store.js';
 import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
 import { outboxRows } from '../helpers/smtp.js';
 
-// The housekeeping sweep buildApp schedules, captured so the test runs it instead of waiting for the interval.
-const sweeps = vi.hoisted(() => [] as (() => Promise<void>)[]);
-vi.mock('../../src/platform/maintenance.js', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('../../src/platform/maintenance.js')>();
-  return {
-    ...actual,
-    scheduleMaintenance: (...args: Parameters<typeof actual.scheduleMaintenance>) => {
-      const sweep = actual.scheduleMaintenance(...args);
-      sweeps.push(sweep);
-      return sweep;
-    },
-  };
-});
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -30,10 +17,7 @@ describe('retention of ended sessions and delivered mail (the housekeeping sweep
   // Every prune sweeps all environments: a database of this file's own keeps other files' rows out of reach.
   beforeAll(async () => { t = await startTestApp({ housekeeping: HOUSEKEEPING }, { ownDatabase: true }); });
   afterAll(() => t.close());
-  const sweep = async () => {
-    expect(sweeps).toHaveLength(1);
-    await sweeps[0]!();
-  };
+  const sweep = () => t.app.runHousekeeping();
 
   const sessionIds = async (env: TestEnv, userId: string) =>
     (await t.server(env).get(`/users/${userId}/sessions?limit=100`)).json().items.map((s: { id: string; status: string }) => `${s.id}:${s.status}`).sort();

@@ -9,8 +9,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { httpRequest, spawnServer, type ServerProcess } from '../helpers/processes.js';
 import { PAIR_ENCRYPTION_KEY } from '../helpers/server-pair.js';
 
-// Each start of a real process takes a few seconds (more on a busy machine).
-const SLOW = 120_000;
 const testDatabaseUrl = process.env.TEST_DATABASE_URL;
 
 /** Every line of stdout as JSON; fails on any line that is not (a banner, a stray console.log). */
@@ -59,7 +57,7 @@ describe('what the server process writes (src/main.ts)', () => {
     expect(server.stderr()).toContain(`Generated the encryption key of the embedded database's secrets (signing keys) in ${join(dataDir, 'encryption.key')} (mode 0600)`);
     expect((await stat(join(dataDir, 'encryption.key'))).mode & 0o777).toBe(0o600);
     expect(server.stderr()).toContain(`Admin API (/api/admin/v1): on, with the token in ${join(dataDir, 'admin.token')}`);
-  }, SLOW);
+  });
 
   it('prints commands that work as pasted: create a user, then sign them in on the frontend host', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'gatehouse-output-'));
@@ -71,7 +69,7 @@ describe('what the server process writes (src/main.ts)', () => {
     const run = (command: string) => promisify(execFile)('bash', ['-c', command]);
     expect(JSON.parse((await run(commands[0]!)).stdout)).toMatchObject({ email: 'ada@example.com' });
     expect(JSON.parse((await run(commands[1]!)).stdout)).toMatchObject({ user: { email: 'ada@example.com' }, sessionToken: expect.stringMatching(/^sess_/) });
-  }, SLOW);
+  });
 
   it.runIf(testDatabaseUrl)('never shows the first secret key with DATABASE_URL off a terminal, and says how to issue one', async () => {
     const databaseName = `gatehouse_output_${randomBytes(6).toString('hex')}`;
@@ -96,5 +94,5 @@ describe('what the server process writes (src/main.ts)', () => {
     expect(server.stderr()).toContain(`POST /api/admin/v1/environments/${created!.environmentId}/secret-keys`);
     expect(server.stderr()).toContain(`npx gatehouse keys revoke ${created!.secretKeyId}`);
     expect(server.stdout() + server.stderr()).not.toContain(databaseUrl);
-  }, SLOW);
+  });
 });

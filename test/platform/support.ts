@@ -4,7 +4,7 @@ import { buildApp } from '../../src/app.js';
 import { createTestClock } from '../../src/platform/clock.js';
 import { openDatabase, type Database } from '../../src/platform/db/database.js';
 import { migrate } from '../../src/platform/db/migrate.js';
-import { ADMIN_TOKEN, TEST_ENCRYPTION_KEY, TEST_PORT } from '../helpers/app.js';
+import { ADMIN_TOKEN, inMemoryDatabase, TEST_ENCRYPTION_KEY, TEST_PORT } from '../helpers/app.js';
 
 export { INSTANCE } from '../helpers/problem.js';
 
@@ -32,7 +32,7 @@ export async function throwawayApp(database: Database, options: { migrate?: bool
 }
 
 /** A fresh in-memory PGlite, never the suite's PostgreSQL: tests may break it. */
-export const throwawayPglite = () => openDatabase({ dataDir: undefined });
+export const throwawayPglite = async () => openDatabase(await inMemoryDatabase());
 
 /** A PostgreSQL URL where nothing listens: every connection is refused at once. */
 export const unreachablePostgres = () => openDatabase({ url: 'postgres://postgres@127.0.0.1:1/gatehouse', poolSize: 1 });

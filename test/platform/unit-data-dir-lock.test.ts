@@ -53,7 +53,7 @@ describe('the embedded data directory lock', () => {
     const release = lockDataDir(dir);
     expect(record().pid).toBe(process.pid);
     release();
-  }, 30_000);
+  });
 
   it('is not blocked by a record copied from another directory whose holder still runs', async () => {
     const other = mkdtempSync(join(tmpdir(), 'gatehouse-lock-other-'));
@@ -69,7 +69,7 @@ describe('the embedded data directory lock', () => {
       await holder.stop();
       rmSync(other, { recursive: true, force: true });
     }
-  }, 30_000);
+  });
 
   it.runIf(onLinux)('takes over a record whose pid now belongs to an unrelated live process', () => {
     // The test runner's parent is alive, but it started at another time than the process that wrote the record.

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasChromium, launchChromium } from '../helpers/browser.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { freePort } from '../helpers/processes.js';
+import { PATIENCE_MS } from '../helpers/patience.js';
 
 const run = promisify(execFile);
 const ROOT = new URL('../../', import.meta.url);
@@ -42,7 +43,7 @@ describe('docs/sdk.md', () => {
     for (const [name, code] of await snippets()) {
       const file = new URL(`${name}.mts`, SNIPPETS_DIR);
       await writeFile(file, code);
-      const { stdout } = await run(process.execPath, ['--import', 'tsx', file.pathname], { cwd: ROOT, env: { ...process.env, ...env }, timeout: 30_000 });
+      const { stdout } = await run(process.execPath, ['--import', 'tsx', file.pathname], { cwd: ROOT, env: { ...process.env, ...env }, timeout: PATIENCE_MS });
       outputs[name] = stdout.trim();
     }
     expect(outputs['create-user']).toMatch(/^[0-9a-f-]{36} ada@example\.com$/);
@@ -50,7 +51,7 @@ describe('docs/sdk.md', () => {
     expect(outputs.express).toBe('listening');
     expect(outputs.online).toBe('null');
     expect(outputs['errors-and-pages']).toBe('already there: 409\nusers with an email: 1');
-  }, 120_000);
+  });
 
   // After the snippets above: ada@example.com exists.
   it.skipIf(!hasChromium)('signs in from a browser with its snippet and verifies the session in the Express app of step 4 (headless Chromium)', async () => {
@@ -79,5 +80,5 @@ describe('docs/sdk.md', () => {
       await browser.close();
       await new Promise((resolve) => server.close(resolve));
     }
-  }, 60_000);
+  });
 });

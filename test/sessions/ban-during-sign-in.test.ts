@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionIssuer } from '../../src/auth/service/issue-session.js';
 import { DEFAULT_SETTINGS } from '../../src/environments/settings.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { untilBlockedBy } from '../helpers/patience.js';
 
 const CONTEXT = { ipAddress: '203.0.113.1', userAgent: 'test' };
 const NOT_ACTIVE = { status: 403, code: 'user_not_active' };
@@ -45,7 +46,7 @@ describe('starting a session for a user who is being banned', () => {
       let settled = false;
       const starting = startSession(env.id, user)
         .finally(() => { settled = true; });
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await untilBlockedBy(banning);
       expect(settled).toBe(false); // blocked on the user row until the ban commits
 
       await banning.query('commit');

@@ -20,7 +20,8 @@ export interface Database {
 
 export type DatabaseOptions =
   | { url: string; poolSize?: number }
-  | { dataDir: string | undefined }; // undefined: in memory (tests)
+  // dataDir undefined: in memory (tests), from `image` when given (see openPGlite)
+  | { dataDir: string | undefined; image?: Blob };
 
 
 const PREPARED_MARK = /^\/\* prepared:([a-z_]+) \*\//;
@@ -67,7 +68,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     const poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
     return { db, kind: 'postgres', notifications, poolStats, close: async () => { await notifications.close(); await db.destroy(); } };
   }
-  const lite = await openPGlite(options.dataDir);
+  const lite = await openPGlite(options.dataDir, undefined, options.image);
   const db = new Kysely<Tables>({ dialect: pgliteDialect(lite) });
   return { db, kind: 'pglite', notifications: localNotifications, close: () => db.destroy() };
 }
