@@ -3,10 +3,10 @@ import pg from 'pg';
 import { localNotifications, postgresNotifications, type Notifications } from './notifications.js';
 import { INT8, NUMERIC, openPGlite } from './pglite.js';
 import { pgliteDialect } from './pglite-dialect.js';
-import type { Tables } from './tables.js';
+import type { Db, Tables } from './tables.js';
 import type { PoolStats } from '../metrics.js';
 
-export type Db = Kysely<Tables>;
+export type { Db };
 
 export interface Database {
   db: Db;

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { sql } from 'kysely';
-import type { Db } from './database.js';
+import type { Db } from './tables.js';
 
 const HEARTBEAT_MS = 15_000;
 

@@ -1,4 +1,4 @@
-import type { Generated } from 'kysely';
+import type { Generated, Kysely } from 'kysely';
 
 type Json = Record<string, unknown>;
 
@@ -145,3 +145,6 @@ export interface Tables {
   oauth_states: OAuthStateRow;
   user_identities: UserIdentityRow;
 }
+
+/** The database, typed by its tables: the connection pool, or a transaction over it. */
+export type Db = Kysely<Tables>;

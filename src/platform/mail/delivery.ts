@@ -3,8 +3,7 @@ import type { Clock } from '../clock.js';
 import type { Notifications } from '../db/notifications.js';
 import type { Metrics } from '../metrics.js';
 import { retryDelayMs } from './backoff.js';
-import type { Mail } from './mailer.js';
-import { MAIL_QUEUED_MESSAGE, type ClaimedMessage, type OutboxStore } from './outbox-store.js';
+import { MAIL_QUEUED_MESSAGE, type ClaimedMessage, type Mail, type OutboxStore } from './outbox-store.js';
 
 export interface DeliveryOptions {
   /** Attempts before a message is given up on (marked failed). */

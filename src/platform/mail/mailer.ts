@@ -5,11 +5,11 @@ import type { Db } from '../db/database.js';
 import type { Notifications } from '../db/notifications.js';
 import type { Metrics } from '../metrics.js';
 import { createDeliveryWorker, DELIVERY_DEFAULTS, type DeliveryOptions } from './delivery.js';
-import { createOutboxStore, OUTBOX_RETENTION_MS } from './outbox-store.js';
+import { createOutboxStore, OUTBOX_RETENTION_MS, type Mail } from './outbox-store.js';
 
 export const DEFAULT_MAIL_FROM = 'Gatehouse <no-reply@gatehouse.localhost>';
 
-export interface Mail { to: string; subject: string; text: string; html: string }
+export type { Mail };
 
 export interface Mailer {
   /**

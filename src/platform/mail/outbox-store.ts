@@ -4,7 +4,9 @@ import { deleteInBatches } from '../db/batches.js';
 import type { Db } from '../db/database.js';
 import { publishInvalidation } from '../db/notifications.js';
 import type { OutboxMessageRow } from '../db/tables.js';
-import type { Mail } from './mailer.js';
+
+/** A message as a service hands it over and the outbox keeps it. */
+export interface Mail { to: string; subject: string; text: string; html: string }
 
 export interface OutboxMessage extends Mail { id: string; createdAt: string }
 
