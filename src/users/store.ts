@@ -2,6 +2,7 @@ import { sql, type RawBuilder, type Selectable } from 'kysely';
 import { uuidv7 } from 'uuidv7';
 import type { Db } from '../platform/db/database.js';
 import { containsPattern, isUniqueViolation, jsonb, preparedAs } from '../platform/db/database.js';
+import type { Cte } from '../platform/db/cte.js';
 import type { UserLock, UserRow } from '../platform/db/tables.js';
 import type { PageQuery } from '../platform/http/common-schemas.js';
 import { toPage } from '../platform/http/pagination.js';
@@ -196,10 +197,16 @@ export function createUsersStore(db: Db) {
 }
 export type UsersStore = ReturnType<typeof createUsersStore>;
 
-/** A right password's effect on the account (its failure count cleared), as a CTE body that locks the user for the session after it. */
-export const signInSucceededStatement = (environmentId: string, userId: string) => sql<UserLock>`
+/**
+ * A right password's effect on the account (its failure count cleared), as a CTE body that locks the user
+ * for the session after it. It runs after `budget` (the client IP's attempt given back): a sign-in's
+ * reservation locks the IP's budget row before the account's, and taking them in the other order here
+ * deadlocked concurrent sign-ins to one account. The subquery is evaluated once, before the update.
+ */
+export const signInSucceededStatement = (environmentId: string, userId: string, budget: Cte<unknown>) => sql<UserLock>`
   update users set failed_sign_ins = 0, locked_until = null
   where environment_id = ${environmentId}::uuid and id = ${userId}::uuid
+    and (select count(*) from ${budget.from}) >= 0
   returning environment_id, id, status`;
 
 /**

@@ -119,9 +119,8 @@ export function createPasswordAuthService({ db, clock, limiter, mailer, metrics,
     const lockUser = {
       name: 'sign_in_finish',
       add: (chain: CteChain) => {
-        const signedIn = chain.add('signed_in', signInSucceeded(env.id, user.id));
-        chain.add('released', released);
-        return signedIn;
+        const budget = chain.add('released', released);
+        return chain.add('signed_in', signInSucceeded(env.id, user.id, budget));
       },
     };
     return issueSession(db, env, user, context, 'password', {}, { lockUser });

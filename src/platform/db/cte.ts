@@ -1,5 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
-import type { Db } from './database.js';
+import { onceMoreOnConflict, type Db } from './database.js';
 
 /**
  * A CTE of a statement being built, typed by its rows. A later piece reads it through `from`, never by
@@ -34,6 +34,6 @@ export async function runChain<Row>(db: Db, head: RawBuilder<unknown>, build: (c
     },
   };
   const result = build(chain);
-  const { rows } = await sql<Row>`${head} with ${sql.join(parts)} select * from ${result.from}`.execute(db);
-  return rows;
+  const statement = sql<Row>`${head} with ${sql.join(parts)} select * from ${result.from}`;
+  return (await onceMoreOnConflict(db, () => statement.execute(db))).rows;
 }

@@ -93,9 +93,27 @@ export const jsonb = <T>(value: T) => JSON.stringify(value) as unknown as T;
 /** LIKE pattern for a case-insensitive literal substring of lower-cased text: %, _ and \ match only themselves (use `escape '\'`). */
 export const containsPattern = (s: string) => `%${s.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
-/** Runs fn atomically: inside the caller's transaction when there is one, else in a new one. */
+/** Runs fn atomically: inside the caller's transaction when there is one, else in a new one (see onceMoreOnConflict). */
 export function inTransaction<T>(db: Db, fn: (trx: Db) => Promise<T>): Promise<T> {
-  return db.isTransaction ? fn(db) : db.transaction().execute(fn);
+  return db.isTransaction ? fn(db) : onceMoreOnConflict(db, () => db.transaction().execute(fn));
+}
+
+/** A deadlock or a serialization failure: PostgreSQL undid all of it, and the same work may simply go again. */
+const isConflict = (err: unknown) => ['40P01', '40001'].includes((err as { code?: string })?.code ?? '');
+
+/**
+ * Runs `work` (a statement, or a whole transaction) again, once, when PostgreSQL aborted it for a
+ * deadlock or a serialization failure, so the client never sees one. Only where `work` is the whole of
+ * it: inside a caller's transaction the abort ends that transaction, which must go again as a whole.
+ */
+export async function onceMoreOnConflict<T>(db: Db, work: () => Promise<T>): Promise<T> {
+  if (db.isTransaction) return work();
+  try {
+    return await work();
+  } catch (err) {
+    if (!isConflict(err)) throw err;
+    return work();
+  }
 }
 
 /** True for errors that mean the database cannot be reached right now (answered as 503). */
