@@ -36,6 +36,7 @@ import { createOAuthService } from './oauth/service.js';
 import type { Clock } from './platform/clock.js';
 import type { Db } from './platform/db/database.js';
 import type { Notifications } from './platform/db/notifications.js';
+import { withDeadline } from './platform/db/pool.js';
 import { capConnections, httpServerOptions, type HttpLimits } from './platform/http/limits.js';
 import { registerMetrics, type MetricsExposure } from './platform/http/metrics-route.js';
 import { serializeRequest } from './platform/http/request-log.js';
@@ -91,6 +92,8 @@ export interface AppOptions {
 }
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
+/** /readyz answers 503 when the database has not answered `select 1` by then: a probe must never hang with it. */
+const READINESS_DEADLINE_MS = 2000;
 
 /** The only composition root: builds every store and service and registers the three planes. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
@@ -197,7 +200,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (request) => {
     try {
-      await sql`select 1`.execute(db);
+      await withDeadline(sql`select 1`.execute(db), READINESS_DEADLINE_MS, 'no answer from the database');
     } catch (err) {
       request.log.warn({ err: { message: (err as Error).message } }, 'readiness check failed');
       throw new ProblemError(503, 'unavailable', 'The database is not reachable.', {}, { 'Retry-After': '1' });

@@ -3,6 +3,7 @@ import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
 import { parseEncryptionKey } from './platform/crypto/encryption.js';
 import { DEFAULT_MAIL_FROM } from './platform/mail/mailer.js';
+import { STATEMENT_LIMITS } from './platform/db/pool.js';
 import { HOUSEKEEPING_DEFAULTS, type Housekeeping } from './platform/maintenance.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -23,6 +24,8 @@ const ConfigSchema = Type.Object({
   housekeepingIntervalSeconds: Type.Integer({ minimum: 10, maximum: 86_400 }),
   retentionSessionsDays: Type.Integer({ minimum: 1, maximum: 3650 }),
   retentionOutboxDays: Type.Integer({ minimum: 1, maximum: 3650 }),
+  statementTimeoutMs: Type.Integer({ minimum: 100, maximum: 3_600_000 }),
+  lockTimeoutMs: Type.Integer({ minimum: 100, maximum: 3_600_000 }),
 });
 export type Config = Static<typeof ConfigSchema>;
 type Key = keyof Config;
@@ -72,6 +75,8 @@ const VARIABLES: Record<Key, { name: string; rule: string; check?: (value: never
   housekeepingIntervalSeconds: { name: 'GATEHOUSE_HOUSEKEEPING_INTERVAL_SECONDS', rule: 'must be a whole number of seconds from 10 to 86400' },
   retentionSessionsDays: { name: 'GATEHOUSE_RETENTION_SESSIONS_DAYS', rule: 'must be a whole number of days from 1 to 3650' },
   retentionOutboxDays: { name: 'GATEHOUSE_RETENTION_OUTBOX_DAYS', rule: 'must be a whole number of days from 1 to 3650' },
+  statementTimeoutMs: { name: 'GATEHOUSE_DB_STATEMENT_TIMEOUT_MS', rule: 'must be a whole number of milliseconds from 100 to 3600000' },
+  lockTimeoutMs: { name: 'GATEHOUSE_DB_LOCK_TIMEOUT_MS', rule: 'must be a whole number of milliseconds from 100 to 3600000' },
 };
 
 // Digits only: Number('') is 0 (a random port) and Number('8e3') is 8000.
@@ -97,6 +102,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     housekeepingIntervalSeconds: wholeNumber(env.GATEHOUSE_HOUSEKEEPING_INTERVAL_SECONDS, HOUSEKEEPING_DEFAULTS.intervalSeconds),
     retentionSessionsDays: wholeNumber(env.GATEHOUSE_RETENTION_SESSIONS_DAYS, HOUSEKEEPING_DEFAULTS.sessionRetentionDays),
     retentionOutboxDays: wholeNumber(env.GATEHOUSE_RETENTION_OUTBOX_DAYS, HOUSEKEEPING_DEFAULTS.outboxRetentionDays),
+    statementTimeoutMs: wholeNumber(env.GATEHOUSE_DB_STATEMENT_TIMEOUT_MS, STATEMENT_LIMITS.statementTimeoutMs),
+    lockTimeoutMs: wholeNumber(env.GATEHOUSE_DB_LOCK_TIMEOUT_MS, STATEMENT_LIMITS.lockTimeoutMs),
   };
   const lines = (Object.keys(VARIABLES) as Key[]).flatMap((key) => {
     const value = raw[key];

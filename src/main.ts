@@ -30,7 +30,8 @@ async function main() {
   assertServerConfig(config);
   const embedded = !config.databaseUrl;
   const unlockDataDir = embedded ? lockDataDir(config.dataDir) : () => {};
-  const database = await openDatabase(config.databaseUrl ? { url: config.databaseUrl } : { dataDir: config.dataDir });
+  const limits = { statementTimeoutMs: config.statementTimeoutMs, lockTimeoutMs: config.lockTimeoutMs };
+  const database = await openDatabase(config.databaseUrl ? { url: config.databaseUrl, limits } : { dataDir: config.dataDir });
   await migrate(database.db);
   const encryptionKey = encryptionKeyOf(config);
   // On the embedded database, a developer's machine: the admin API is on with a token kept in the data directory.

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, connect, type Server, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/platform/db/database.js';
 import { expectProblem } from '../helpers/problem.js';
+import { tcpProxy } from '../helpers/tcp-proxy.js';
 import { createEnvironment, throwawayApp, throwawayPglite, unreachablePostgres, type ThrowawayApp } from '../platform/support.js';
 
 const body = () => ({
@@ -45,26 +45,9 @@ describe('audit append while the database is unavailable', () => {
   });
 });
 
-/** A TCP proxy to PostgreSQL that can be cut, as a network partition or a database crash would. */
-async function cuttableProxy(target: URL): Promise<{ url: string; cut(): Promise<void> }> {
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((inbound) => {
-    const outbound = connect(Number(target.port || 5432), target.hostname);
-    for (const s of [inbound, outbound]) { sockets.add(s); s.on('close', () => sockets.delete(s)); s.on('error', () => {}); }
-    inbound.pipe(outbound).pipe(inbound);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = new URL(target);
-  url.host = `127.0.0.1:${(server.address() as { port: number }).port}`;
-  return {
-    url: url.toString(),
-    cut: () => new Promise<void>((resolve) => { for (const s of sockets) s.destroy(); server.close(() => resolve()); }),
-  };
-}
-
 describe.skipIf(!process.env.TEST_DATABASE_URL)('audit append when PostgreSQL goes away (needs TEST_DATABASE_URL)', () => {
   it('answers 503 unavailable, not a hang, after the connection to a working database is cut', async () => {
-    const proxy = await cuttableProxy(new URL(process.env.TEST_DATABASE_URL!));
+    const proxy = await tcpProxy(new URL(process.env.TEST_DATABASE_URL!));
     const broken = await throwawayApp(await openDatabase({ url: proxy.url, poolSize: 2 }));
     try {
       const env = await createEnvironment(broken.app, `cut-${randomUUID().slice(0, 8)}`);

@@ -1,8 +1,10 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import { localNotifications, postgresNotifications, type Notifications } from './notifications.js';
+import { CLOSE_DEADLINE_MS, localNotifications, postgresNotifications, type Notifications } from './notifications.js';
 import { INT8, NUMERIC, openPGlite } from './pglite.js';
 import { pgliteDialect } from './pglite-dialect.js';
+import { connectionLimits, dropOnDeadline, fairPool, QUERY_DEADLINE_MESSAGE, STATEMENT_LIMITS, withDeadline, type StatementLimits } from './pool.js';
+export type { StatementLimits } from './pool.js';
 import type { Db, Tables } from './tables.js';
 import type { PoolStats } from '../metrics.js';
 
@@ -19,10 +21,13 @@ export interface Database {
 }
 
 export type DatabaseOptions =
-  | { url: string; poolSize?: number }
+  | { url: string; poolSize?: number; limits?: StatementLimits }
   // dataDir undefined: in memory (tests), from `image` when given (see openPGlite)
   | { dataDir: string | undefined; image?: Blob };
 
+
+/** How long a request waits for a connection (the pool's, or its environment's share) before a 503. */
+const CONNECTION_WAIT_MS = 3000;
 
 const PREPARED_MARK = /^\/\* prepared:([a-z_]+) \*\//;
 
@@ -47,11 +52,13 @@ function prepareMarkedStatements(client: pg.PoolClient) {
 /** Opens real PostgreSQL when a URL is given, else embedded PGlite (on disk, or in memory). */
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   if ('url' in options) {
+    const size = options.poolSize ?? 10;
     const pool = new pg.Pool({
       connectionString: options.url,
-      max: options.poolSize ?? 10,
+      max: size,
       // Fail fast while the database is down instead of queueing requests forever.
-      connectionTimeoutMillis: 3000,
+      connectionTimeoutMillis: CONNECTION_WAIT_MS,
+      ...connectionLimits(options.limits ?? STATEMENT_LIMITS),
       types: { getTypeParser: (oid, format) => (oid === INT8 || oid === NUMERIC ? Number : pg.types.getTypeParser(oid, format)) } as pg.CustomTypesConfig,
     });
     // An idle client losing its connection must not crash the process; the pool reconnects.
@@ -62,11 +69,16 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     pool.on('connect', (client) => {
       client.on('error', () => {});
       prepareMarkedStatements(client);
+      dropOnDeadline(client);
     });
-    const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+    // A fifth of the pool (at least one connection) stays out of any one environment's reach.
+    const shared = fairPool(pool, { size, reserve: Math.max(1, Math.floor(size / 5)), waitMs: CONNECTION_WAIT_MS });
+    const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: shared }) });
     const notifications = postgresNotifications(options.url);
     const poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
-    return { db, kind: 'postgres', notifications, poolStats, close: async () => { await notifications.close(); await db.destroy(); } };
+    // A pool over a link gone silent would wait forever for its connections to end: close gives up in time.
+    const close = async () => { await notifications.close(); await withDeadline(db.destroy(), CLOSE_DEADLINE_MS, 'the pool did not close').catch(() => {}); };
+    return { db, kind: 'postgres', notifications, poolStats, close };
   }
   const lite = await openPGlite(options.dataDir, undefined, options.image);
   const db = new Kysely<Tables>({ dialect: pgliteDialect(lite) });
@@ -116,10 +128,18 @@ export async function onceMoreOnConflict<T>(db: Db, work: () => Promise<T>): Pro
   }
 }
 
-/** True for errors that mean the database cannot be reached right now (answered as 503). */
+/**
+ * PostgreSQL's codes for "not now": the server or link is down (08, 57P), its connection slots are full
+ * (53300), or a statement ran into a timeout it was given (57014 statement, 55P03 lock, 25P03 idle in
+ * transaction). Each is answered as 503 with Retry-After: the same request may well work a moment later.
+ */
+const NOT_NOW = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006',
+  '53300', '57014', '55P03', '25P03']);
+
+/** True for errors that mean the database cannot serve this right now (answered as 503). */
 export function isUnavailableError(err: unknown): boolean {
   const e = err as { code?: string; message?: string };
-  if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006'].includes(e?.code ?? '')) return true;
+  if (NOT_NOW.has(e?.code ?? '') || e?.message === QUERY_DEADLINE_MESSAGE) return true;
   // A handle closed by shutdown, or a pool that was ended, cannot answer either.
   return /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED|driver has already been destroyed|PGlite is closed|Cannot use a pool after calling end/i
     .test(e?.message ?? '');

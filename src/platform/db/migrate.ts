@@ -28,6 +28,9 @@ export async function migrate(db: Db): Promise<string[]> {
   const before = await appliedVersions(db);
   if (files.every((f) => before.has(f))) return [];
   return db.connection().execute(async (conn) => {
+    // A migration may rebuild a large table, and another process's may hold the lock a while: the
+    // request path's statement and lock timeouts are lifted on this connection until it goes back.
+    await sql`select set_config('statement_timeout', '0', false), set_config('lock_timeout', '0', false)`.execute(conn);
     await sql`select pg_advisory_lock(${MIGRATION_LOCK})`.execute(conn);
     try {
       await sql`create table if not exists schema_migrations (
@@ -45,6 +48,8 @@ export async function migrate(db: Db): Promise<string[]> {
       return ran;
     } finally {
       await sql`select pg_advisory_unlock(${MIGRATION_LOCK})`.execute(conn);
+      await sql`reset statement_timeout`.execute(conn);
+      await sql`reset lock_timeout`.execute(conn);
     }
   });
 }

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { sql } from 'kysely';
+import { withDeadline } from './pool.js';
 import type { Db } from './tables.js';
 
 const HEARTBEAT_MS = 15_000;
@@ -25,6 +26,15 @@ export const publishInvalidation = (db: Db, payload: string) =>
 /** One process owns the embedded database: every change is made, and evicted, locally. */
 export const localNotifications: Notifications = { subscribe: () => {}, listening: true, close: async () => {} };
 
+/** How long a close waits for the server to see a connection off; a silent link never answers. */
+export const CLOSE_DEADLINE_MS = 2000;
+
+/** Ends a client politely, or cuts its socket when the server does not answer in time. */
+export async function closeWithin(client: pg.Client, ms: number) {
+  await withDeadline(client.end(), ms, 'no answer to the end of the connection')
+    .catch(() => (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy());
+}
+
 /** LISTEN on a dedicated PostgreSQL connection, reconnecting with backoff after any failure. */
 export function postgresNotifications(url: string): Notifications {
   const subscribers: { onMessage: (p: string) => void; onReset: () => void }[] = [];
@@ -47,7 +57,8 @@ export function postgresNotifications(url: string): Notifications {
   async function connect() {
     if (closed) return;
     // Keep-alive and a heartbeat notice a half-open connection, which would otherwise listen to nothing.
-    const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000, keepAlive: true });
+    // The query deadline makes a heartbeat on a link gone silent fail, and so reconnect, instead of waiting forever.
+    const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000, keepAlive: true, query_timeout: HEARTBEAT_MS });
     client = next;
     next.on('error', lost);
     next.on('end', lost);
@@ -77,7 +88,7 @@ export function postgresNotifications(url: string): Notifications {
       const current = client;
       client = undefined;
       current?.removeAllListeners();
-      await current?.end().catch(() => {});
+      if (current) await closeWithin(current, CLOSE_DEADLINE_MS);
     },
   };
 }

@@ -2,6 +2,7 @@ import cookie from '@fastify/cookie';
 import cors from '@fastify/cors';
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { systemCaller, type Caller, type RequestContext } from '../caller.js';
+import { ownConnections, withConnectionOwner } from '../db/pool.js';
 import { ProblemError } from './problem.js';
 
 /**
@@ -35,8 +36,12 @@ declare module 'fastify' {
 
 export const SESSION_COOKIE = '__session';
 
-/** Declares the per-request fields once at the root so every request has the same shape. */
+/**
+ * Declares the per-request fields once at the root so every request has the same shape, and runs each
+ * request in a store where its plane records the environment whose share of connections it uses.
+ */
 export function decorateRequests(app: FastifyInstance) {
+  app.addHook('onRequest', (_request, _reply, done) => withConnectionOwner(done));
   app.decorateRequest('environmentId', '');
   app.decorateRequest('secretKeyId', '');
   app.decorateRequest('clientEnvironment', null as unknown as ClientEnvironment);
@@ -83,6 +88,7 @@ export function serverPlane(authenticate: SecretKeyAuthenticator, routes: Fastif
       if (!key) throw unauthenticated('The secret key is invalid or revoked.');
       request.environmentId = key.environmentId;
       request.secretKeyId = key.keyId;
+      ownConnections(key.environmentId);
     });
     for (const plugin of routes) await app.register(plugin);
   };
@@ -152,6 +158,7 @@ export function clientPlane(deps: ClientPlaneDeps): FastifyPluginAsync {
       if (!env) throw new ProblemError(404, 'resource_not_found', `No environment serves the host "${host}".`);
       request.clientEnvironment = env;
       request.environmentId = env.id;
+      ownConnections(env.id);
       const origin = request.headers.origin;
       if (!SAFE_METHODS.has(request.method) && origin !== undefined && !allowedOriginsOf(env).has(origin)) {
         throw new ProblemError(403, 'forbidden', `Origin ${origin} is not allowed for this environment.`);
