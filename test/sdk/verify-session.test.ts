@@ -52,6 +52,23 @@ describe('verifying sessions in a backend', () => {
     expect(await offline.verifyToken(token)).toMatchObject({ userId });
   });
 
+  it('stops accepting a token signed by a revoked key once its JWKS window passes, fetching the JWKS again', async () => {
+    const { token } = await signedInApp();
+    const verifier = createSessionVerifier({ frontendUrl, jwksCacheSeconds: 1 });
+    expect(await verifier.verifyToken(token)).toMatchObject({ userId });
+    const { kid } = JSON.parse(Buffer.from(token.split('.')[0], 'base64url').toString());
+    expect((await t.admin.delete(`/environments/${env.id}/signing-keys/${kid}`)).statusCode).toBe(200);
+    const windowEnds = Date.now() + 1000;
+    while (Date.now() <= windowEnds) await new Promise((resolve) => setTimeout(resolve, windowEnds - Date.now() + 1));
+    expect(await verifier.verifyToken(token)).toBeNull();
+  });
+
+  it('takes a cookie that is not valid percent-encoding as no session, never an exception', async () => {
+    const verifier = createSessionVerifier({ frontendUrl });
+    expect(await verifier.verify({ headers: { cookie: '__session=%' } })).toBeNull();
+    expect(await verifier.verify({ headers: { cookie: 'a=1; __session=%E0%A4%A' } })).toBeNull();
+  });
+
   it('guards an Express route: the session on req.gatehouse, 401 without one', async () => {
     const { token } = await signedInApp();
     const api = express();

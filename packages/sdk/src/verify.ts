@@ -21,6 +21,12 @@ export interface SessionVerifierOptions {
    */
   server?: Pick<ServerClient, 'verifySessionToken'>;
   cacheSeconds?: number;
+  /**
+   * How long the offline check trusts the JWKS it fetched (default 60, the environment's default JWT
+   * lifetime): a key revoked in Gatehouse stops verifying within this window. A token whose `kid` is not
+   * in the cached JWKS fetches it again at once (at most once every 5 s).
+   */
+  jwksCacheSeconds?: number;
   /** The cookie that may carry the session JWT (default `__session`); a bearer token is read first. */
   cookieName?: string;
 }
@@ -41,9 +47,18 @@ export function sessionTokenOf(request: RequestLike, cookieName = '__session'): 
   if (bearer) return bearer;
   for (const part of (header(request, 'cookie') ?? '').split(';')) {
     const [name, ...value] = part.trim().split('=');
-    if (name === cookieName) return decodeURIComponent(value.join('='));
+    if (name === cookieName) return decodedCookie(value.join('='));
   }
   return undefined;
+}
+
+/** A cookie value percent-decoded; one that is not valid percent-encoding (`%`) is taken as it is, and then fails verification. */
+function decodedCookie(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
 }
 
 const toSession = (claims: JWTPayload): VerifiedSession => ({
@@ -57,7 +72,9 @@ const toSession = (claims: JWTPayload): VerifiedSession => ({
  */
 export function createSessionVerifier(options: SessionVerifierOptions) {
   const issuer = options.frontendUrl.replace(/\/$/, '');
-  const jwks = createRemoteJWKSet(new URL(`${issuer}/_svc/.well-known/jwks.json`));
+  const jwks = createRemoteJWKSet(new URL(`${issuer}/_svc/.well-known/jwks.json`), {
+    cacheMaxAge: (options.jwksCacheSeconds ?? 60) * 1000, cooldownDuration: 5000,
+  });
   const cacheMs = (options.cacheSeconds ?? 10) * 1000;
   const checked = new Map<string, { session: VerifiedSession | null; until: number }>();
 

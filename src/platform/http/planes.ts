@@ -140,6 +140,29 @@ export interface ClientPlaneDeps {
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+const SESSION_COOKIE_PAIR = new RegExp(`(?:^|;)\\s*${SESSION_COOKIE}=`, 'g');
+
+/**
+ * Cookie tossing: a page on a sibling subdomain can set a second `__session` (say with Path=/_svc, which
+ * browsers send first), and a server that took the first one would act inside the attacker's account. A
+ * request with more than one is refused, and every variant the tossed cookie may have (each path prefix
+ * of the request, the host and its parent domains) is expired: the browser drops the one that matches.
+ */
+function refuseTossedCookies(request: FastifyRequest) {
+  const count = request.headers.cookie?.match(SESSION_COOKIE_PAIR)?.length ?? 0;
+  if (count < 2) return;
+  const hostname = (request.headers.host ?? '').replace(/:\d+$/, '');
+  const labels = hostname.split('.');
+  const domains = [undefined, ...labels.slice(0, -1).map((_, i) => labels.slice(i).join('.'))];
+  const segments = request.url.split('?')[0]!.split('/').filter(Boolean);
+  const paths = ['/', ...segments.map((_, i) => `/${segments.slice(0, i + 1).join('/')}`)];
+  const expired = domains.flatMap((domain) => paths.map((path) =>
+    `${SESSION_COOKIE}=; Max-Age=0; Path=${path}${domain ? `; Domain=${domain}` : ''}; HttpOnly; Secure; SameSite=Lax`));
+  throw new ProblemError(400, 'duplicate_session_cookie',
+    `The request carries ${count} ${SESSION_COOKIE} cookies, so which session it means is unknown (a page on another subdomain may have set one). `
+    + 'They have been expired: sign in again.', {}, { 'Set-Cookie': expired });
+}
+
 function allowedOriginsOf(env: ClientEnvironment): Set<string> {
   return new Set([`http://${env.frontendHost}`, `https://${env.frontendHost}`, ...env.allowedOrigins]);
 }
@@ -181,6 +204,7 @@ export function clientPlane(deps: ClientPlaneDeps): FastifyPluginAsync {
       documentSecurity(signedIn, PLANE_SECURITY.clientSession);
       signedIn.addHook('onRequest', async (request) => {
         const bearer = bearerToken(request);
+        if (!bearer) refuseTossedCookies(request);
         const cookie = bearer ? undefined : request.cookies[SESSION_COOKIE];
         const token = bearer ?? cookie;
         if (!token) throw unauthenticated('Sign in first: no session cookie or bearer session token was sent.');

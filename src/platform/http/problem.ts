@@ -15,7 +15,7 @@ export class ProblemError extends Error {
     readonly code: string,
     readonly detail: string,
     readonly extra: Record<string, unknown> = {},
-    readonly headers: Record<string, string> = {},
+    readonly headers: Record<string, string | string[]> = {},
   ) {
     super(detail);
   }
