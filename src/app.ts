@@ -37,6 +37,7 @@ import type { Clock } from './platform/clock.js';
 import type { Db } from './platform/db/database.js';
 import type { Notifications } from './platform/db/notifications.js';
 import { withDeadline } from './platform/db/pool.js';
+import { warnOnUntrustedForwarding } from './platform/http/forwarded-warning.js';
 import { capConnections, httpServerOptions, type HttpLimits } from './platform/http/limits.js';
 import { registerMetrics, type MetricsExposure } from './platform/http/metrics-route.js';
 import { serializeRequest } from './platform/http/request-log.js';
@@ -113,6 +114,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Bodies are JSON only: a text/plain body is 415, not a string that fails validation.
   app.removeContentTypeParser('text/plain');
   capConnections(app, options.httpLimits);
+  warnOnUntrustedForwarding(app);
 
   const metrics = options.metrics ?? createMetrics();
   if (options.poolStats) watchPool(metrics, options.poolStats);

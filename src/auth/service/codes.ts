@@ -14,6 +14,7 @@ import type { ResetPasswordBody, VerifyEmailBody } from '../schemas.js';
 import { createCodesStore, type CodePurpose } from '../store.js';
 import { throttle } from './common.js';
 import { complete, type AuthEnvironment, type IssueSession } from './issue-session.js';
+import { clientNetwork } from '../../platform/client-network.js';
 
 export interface EmailedCodesDeps {
   db: Db; clock: Clock; mailer: Mailer; limiter: RateLimiter; issueSession: IssueSession;
@@ -112,7 +113,7 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, issueSes
 
     /** Sends a new code to a pending account; answers the same whether or not the account exists. */
     async resendVerificationCode(env: AuthEnvironment, email: string, ipAddress: string) {
-      await throttle(limiter, env, `verify_email_send:ip:${ipAddress}`, CODE_SENDS_PER_IP);
+      await throttle(limiter, env, `verify_email_send:ip:${clientNetwork(ipAddress)}`, CODE_SENDS_PER_IP);
       await throttle(limiter, env, `verify_email_send:email:${normalizeEmail(email)}`, CODE_SENDS_PER_EMAIL);
       const found = await users.findCredentials(env.id, email);
       if (found && found.user.registrationState === 'pending_email_verification') await mailCode(env, found.user, 'verify_email');
@@ -134,7 +135,7 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, issueSes
      * The per-email limit counts every request for the address, account or not, so it reveals nothing.
      */
     async requestPasswordReset(env: AuthEnvironment, email: string, ipAddress: string) {
-      await throttle(limiter, env, `forgot_password:ip:${ipAddress}`, CODE_SENDS_PER_IP);
+      await throttle(limiter, env, `forgot_password:ip:${clientNetwork(ipAddress)}`, CODE_SENDS_PER_IP);
       await throttle(limiter, env, `forgot_password:email:${normalizeEmail(email)}`, CODE_SENDS_PER_EMAIL);
       const found = await users.findCredentials(env.id, email);
       if (found && found.user.status === 'active') await mailCode(env, found.user, 'reset_password');
@@ -145,7 +146,7 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, issueSes
      * or a try, and an unknown email costs and answers like a live one with a wrong code.
      */
     async resetPassword(env: AuthEnvironment, body: ResetPasswordBody, context: RequestContext) {
-      await throttle(limiter, env, `reset_password:ip:${context.ipAddress}`, RESET_ATTEMPTS_PER_IP);
+      await throttle(limiter, env, `reset_password:ip:${clientNetwork(context.ipAddress)}`, RESET_ATTEMPTS_PER_IP);
       const email = normalizeEmail(body.email);
       const passwordHash = await checkedPasswordHash(body.newPassword, env.settings, email);
       const found = await users.findCredentials(env.id, email);

@@ -17,6 +17,7 @@ import type { SignInBody, SignUpBody } from '../schemas.js';
 import type { EmailedCodesService } from './codes.js';
 import { recordFailedSignIn, throttle } from './common.js';
 import { complete, type AuthEnvironment, type IssueSession, type SignInResult } from './issue-session.js';
+import { clientNetwork } from '../../platform/client-network.js';
 
 export interface PasswordAuthDeps {
   db: Db; clock: Clock; limiter: RateLimiter; mailer: Mailer; metrics: Pick<Metrics, 'signIns' | 'lockouts'>; issueSession: IssueSession;
@@ -53,7 +54,7 @@ export function createPasswordAuthService({ db, clock, limiter, mailer, metrics,
 
   return {
     async signUp(env: AuthEnvironment, body: SignUpBody, context: RequestContext): Promise<SignInResult> {
-      await throttle(limiter, env, `sign_up:ip:${context.ipAddress}`, SIGN_UPS_PER_IP);
+      await throttle(limiter, env, `sign_up:ip:${clientNetwork(context.ipAddress)}`, SIGN_UPS_PER_IP);
       const pending = env.settings.emailVerificationRequired;
       const user = await users.register(env.id, { ...body, pending }, context).catch((err: unknown) => {
         if (pending && env.settings.enumerationProtection && isEmailTaken(err)) return undefined;
@@ -85,7 +86,7 @@ export function createPasswordAuthService({ db, clock, limiter, mailer, metrics,
 
   async function signInWithPassword(env: AuthEnvironment, body: SignInBody, context: RequestContext): Promise<SignInResult> {
     const { lockout } = env.settings;
-    const ipBucket = `sign_in_failures:ip:${context.ipAddress}`;
+    const ipBucket = `sign_in_failures:ip:${clientNetwork(context.ipAddress)}`;
     // Both the client IP's budget and the account's are reserved before the slow hash (in one statement)
     // and given back on success, so concurrent guesses cannot all slip through before any of them counts.
     const ipHit = limiter.prepareHit(env.id, ipBucket, { max: lockout.ipMaxFailures, windowSeconds: lockout.ipWindowSeconds });
