@@ -55,6 +55,7 @@ import type { DeliveryOptions } from './platform/mail/delivery.js';
 import { createMailer, DEFAULT_MAIL_FROM } from './platform/mail/mailer.js';
 import { createOutboxStore } from './platform/mail/outbox-store.js';
 import { createRateLimiter } from './platform/rate-limit.js';
+import { createBackground } from './platform/background.js';
 import { sessionsClientRoutes } from './sessions/routes.js';
 import { createSessionsService } from './sessions/service.js';
 import { usersClientRoutes, usersServerRoutes } from './users/routes.js';
@@ -132,8 +133,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const users = createUsersService({ db, clock, environments, sessions });
   const limiter = createRateLimiter(db, clock, metrics);
   const issueSession = sessionIssuer(clock);
-  const codes = createEmailedCodesService({ db, clock, mailer, limiter, issueSession, users });
-  const passwords = createPasswordAuthService({ db, clock, limiter, mailer, metrics, issueSession, users, codes });
+  const background = createBackground(app.log);
+  const codes = createEmailedCodesService({ db, clock, mailer, limiter, issueSession, background, users });
+  const passwords = createPasswordAuthService({ db, clock, limiter, mailer, metrics, issueSession, background, users, codes });
   const invitations = createInvitationsService({ db, clock, mailer, limiter, environments, users });
   const audit = createAuditService({
     db, clock, limiter, metrics,
@@ -245,6 +247,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     pruneAuditEvents: audit.pruneExpiredEvents,
   }, housekeeping.intervalSeconds * 1000);
   app.decorate('runHousekeeping', sweep);
+  app.decorate('settled', background.settled);
+  app.addHook('onClose', background.settled);
   app.addHook('onReady', async () => mailer.start());
   app.addHook('onClose', async () => mailer.close());
   return app;

@@ -83,12 +83,16 @@ async function openOwnDatabase(testDatabaseUrl: string): Promise<Database> {
 }
 
 function caller(app: FastifyInstance, prefix: string, headers: Record<string, string>): Caller {
-  const send = (method: InjectOptions['method'], path: string, body?: Body, opts: Partial<InjectOptions> = {}) =>
-    app.inject({
+  // The work a request leaves for after its answer (background.ts) is done before a test looks.
+  const send = async (method: InjectOptions['method'], path: string, body?: Body, opts: Partial<InjectOptions> = {}) => {
+    const res = await app.inject({
       method, url: prefix + path, ...opts,
       headers: { ...headers, ...(opts.headers as Record<string, string> | undefined) },
       ...(body !== undefined && { payload: body as InjectOptions['payload'] }),
     });
+    await app.settled();
+    return res;
+  };
   return {
     get: (path, opts) => send('GET', path, undefined, opts),
     delete: (path, opts) => send('DELETE', path, undefined, opts),

@@ -15,9 +15,10 @@ import { createCodesStore, type CodePurpose } from '../store.js';
 import { throttle } from './common.js';
 import { complete, type AuthEnvironment, type IssueSession } from './issue-session.js';
 import { clientNetwork } from '../../platform/client-network.js';
+import type { Background } from '../../platform/background.js';
 
 export interface EmailedCodesDeps {
-  db: Db; clock: Clock; mailer: Mailer; limiter: RateLimiter; issueSession: IssueSession;
+  db: Db; clock: Clock; mailer: Mailer; limiter: RateLimiter; issueSession: IssueSession; background: Background;
   users: Pick<UsersService, 'findCredentials' | 'completeRegistration'>;
 }
 
@@ -39,7 +40,7 @@ const CODE_MAILS: Record<CodePurpose, { name: string; ifNotYou: string }> = {
 const codeHash = (userId: string, code: string) => sha256(`${userId}:${code}`);
 
 /** Client-plane flows that mail a 6-digit code: email verification and password reset. */
-export function createEmailedCodesService({ db, clock, mailer, limiter, issueSession, users }: EmailedCodesDeps) {
+export function createEmailedCodesService({ db, clock, mailer, limiter, issueSession, background, users }: EmailedCodesDeps) {
   const codes = createCodesStore(db);
 
   /** A new 6-digit code for the purpose, replacing any earlier one, stored hashed and mailed to the user. */
@@ -111,12 +112,17 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, issueSes
     /** Mails the code that completes a pending sign-up. */
     mailVerificationCode: (env: AuthEnvironment, user: User) => mailCode(env, user, 'verify_email'),
 
-    /** Sends a new code to a pending account; answers the same whether or not the account exists. */
+    /**
+     * Sends a new code to a pending account; answers the same whether or not the account exists, and as
+     * fast: the account is looked up and the code mailed after the answer.
+     */
     async resendVerificationCode(env: AuthEnvironment, email: string, ipAddress: string) {
       await throttle(limiter, env, `verify_email_send:ip:${clientNetwork(ipAddress)}`, CODE_SENDS_PER_IP);
       await throttle(limiter, env, `verify_email_send:email:${normalizeEmail(email)}`, CODE_SENDS_PER_EMAIL);
-      const found = await users.findCredentials(env.id, email);
-      if (found && found.user.registrationState === 'pending_email_verification') await mailCode(env, found.user, 'verify_email');
+      background.run('verification code', async () => {
+        const found = await users.findCredentials(env.id, email);
+        if (found && found.user.registrationState === 'pending_email_verification') await mailCode(env, found.user, 'verify_email');
+      });
     },
 
     async verifyEmail(env: AuthEnvironment, body: VerifyEmailBody, context: RequestContext) {
@@ -132,13 +138,16 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, issueSes
 
     /**
      * Mails a reset code to a live account (not deleted, not banned); answers the same for any email.
-     * The per-email limit counts every request for the address, account or not, so it reveals nothing.
+     * The per-email limit counts every request for the address, account or not, so it reveals nothing,
+     * and the account is looked up and the code mailed after the answer, so its time reveals nothing either.
      */
     async requestPasswordReset(env: AuthEnvironment, email: string, ipAddress: string) {
       await throttle(limiter, env, `forgot_password:ip:${clientNetwork(ipAddress)}`, CODE_SENDS_PER_IP);
       await throttle(limiter, env, `forgot_password:email:${normalizeEmail(email)}`, CODE_SENDS_PER_EMAIL);
-      const found = await users.findCredentials(env.id, email);
-      if (found && found.user.status === 'active') await mailCode(env, found.user, 'reset_password');
+      background.run('password reset code', async () => {
+        const found = await users.findCredentials(env.id, email);
+        if (found && found.user.status === 'active') await mailCode(env, found.user, 'reset_password');
+      });
     },
 
     /**

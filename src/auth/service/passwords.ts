@@ -7,6 +7,7 @@ import type { Db } from '../../platform/db/database.js';
 import { ProblemError } from '../../platform/http/problem.js';
 import { escapeHtml, type Mailer } from '../../platform/mail/mailer.js';
 import { rateLimited } from '../../platform/http/problems.js';
+import type { Background } from '../../platform/background.js';
 import type { Metrics } from '../../platform/metrics.js';
 import { releaseStatement, type RateLimiter } from '../../platform/rate-limit.js';
 import { normalizeEmail, toClientUser, unstoredPendingUser } from '../../users/accounts.js';
@@ -20,7 +21,7 @@ import { complete, type AuthEnvironment, type IssueSession, type SignInResult } 
 import { clientNetwork } from '../../platform/client-network.js';
 
 export interface PasswordAuthDeps {
-  db: Db; clock: Clock; limiter: RateLimiter; mailer: Mailer; metrics: Pick<Metrics, 'signIns' | 'lockouts'>; issueSession: IssueSession;
+  db: Db; clock: Clock; limiter: RateLimiter; mailer: Mailer; metrics: Pick<Metrics, 'signIns' | 'lockouts'>; issueSession: IssueSession; background: Background;
   users: Pick<UsersService, 'register' | 'reserveSignInAttempt' | 'finishSignInAttempt'>;
   codes: Pick<EmailedCodesService, 'mailVerificationCode'>;
 }
@@ -34,7 +35,7 @@ const ACCOUNT_NOTICES_PER_EMAIL = { max: 5, windowSeconds: 3600 };
 const isEmailTaken = (err: unknown) => err instanceof ProblemError && err.code === 'email_taken';
 
 /** Client-plane sign-up and sign-in with email and password. */
-export function createPasswordAuthService({ db, clock, limiter, mailer, metrics, issueSession, users, codes }: PasswordAuthDeps) {
+export function createPasswordAuthService({ db, clock, limiter, mailer, metrics, issueSession, background, users, codes }: PasswordAuthDeps) {
   /**
    * Under enumeration protection, a sign-up for an email that has an account answers as a new pending
    * sign-up would (the password was checked and hashed all the same) and tells the owner by mail.
@@ -99,19 +100,20 @@ export function createPasswordAuthService({ db, clock, limiter, mailer, metrics,
     if (passwordOk && user.status === 'active' && user.registrationState === 'complete') {
       return complete(await finishPasswordSignIn(env, user, context, releaseStatement(env.id, ipBucket, ipAttempt)));
     }
-    const locked = await users.finishSignInAttempt(env.id, user.id, passwordOk, lockout);
-    if (locked) metrics.lockouts.inc();
-    const refuse = async (reason: string, problem: ProblemError) => {
-      await recordFailedSignIn(db, clock, env, user.id, context, reason, locked);
-      return problem;
-    };
-    if (!passwordOk) throw await refuse('invalid_password', invalidCredentials());
-    await limiter.release(env.id, ipBucket, ipAttempt);
-    if (user.status === 'banned') throw await refuse('user_banned', userBanned());
+    const reason = !passwordOk ? 'invalid_password' : user.status === 'banned' ? 'user_banned'
+      : user.registrationState === 'pending_email_verification' ? 'email_not_verified' : undefined;
+    // An unknown email writes nothing after its hash, so what a refusal of an account leaves behind (the
+    // lockout, the IP's attempt given back, the trail) is written after the answer, which then takes as long.
+    background.run('sign-in refusal', async () => {
+      const locked = await users.finishSignInAttempt(env.id, user.id, passwordOk, lockout);
+      if (locked) metrics.lockouts.inc();
+      if (passwordOk) await limiter.release(env.id, ipBucket, ipAttempt);
+      if (reason) await recordFailedSignIn(db, clock, env, user.id, context, reason, locked);
+    });
+    if (reason === 'user_banned') throw userBanned();
     // Under enumeration protection a sign-up for a taken email answers "pending" too, so "unverified" here
     // would tell a real pending sign-up from an existing account: answer as for a wrong password instead.
-    const unverified = env.settings.enumerationProtection ? invalidCredentials() : emailNotVerified();
-    if (user.registrationState === 'pending_email_verification') throw await refuse('email_not_verified', unverified);
+    if (reason === 'email_not_verified' && !env.settings.enumerationProtection) throw emailNotVerified();
     throw invalidCredentials();
   }
 
