@@ -74,6 +74,21 @@ async function main() {
     : embedded ? `on, with the token in ${join(config.dataDir, 'admin.token')} (the CLI uses it while the server runs: npx gatehouse outbox <envId>)`
       : 'off; set GATEHOUSE_ADMIN_TOKEN to manage environments, keys and mail over HTTP';
   process.stderr.write(`Gatehouse listening on http://${config.host}:${config.port} with ${storage}. API reference: /docs. Admin API (/api/admin/v1): ${admin}\n`);
+  const openMetrics = metricsOpenWarning(config);
+  if (openMetrics) {
+    app.log.warn({ host: config.host }, 'metrics served without a token on a non-loopback address');
+    process.stderr.write(openMetrics);
+  }
+}
+
+const isLoopback = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');
+
+/** /metrics without GATEHOUSE_METRICS_TOKEN is fine on loopback; anywhere else it tells anyone the service's load and users' activity. */
+function metricsOpenWarning(config: Config): string | undefined {
+  if (config.metricsToken || isLoopback(config.host)) return undefined;
+  const where = config.metricsPort ? `port ${config.metricsPort}` : '/metrics';
+  return `Warning: ${where} answers anyone who can reach ${config.host} (no GATEHOUSE_METRICS_TOKEN). Set GATEHOUSE_METRICS_TOKEN, `
+    + 'or keep the metrics on a port only your scraper reaches (GATEHOUSE_METRICS_PORT behind a firewall).\n';
 }
 
 /** How long in-flight requests get to finish after SIGTERM before their connections are cut. */

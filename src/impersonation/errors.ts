@@ -9,6 +9,10 @@ export const quotaExhausted = (retryAfterSeconds: number, quota: number) =>
     { retryAfterSeconds, quota }, { 'Retry-After': String(retryAfterSeconds) });
 export const redirectUrlNotAllowed = () =>
   new ProblemError(400, 'redirect_url_not_allowed', "redirectUrl must be an absolute URL whose origin is one of the environment's allowed origins.");
+// The setting is checked where it is used: an allowed origin can be removed after the setting was saved.
+export const landingUrlNotAllowed = () =>
+  new ProblemError(400, 'redirect_url_not_allowed', "The impersonationLandingUrl setting's origin is not one of the environment's allowed origins: "
+    + 'add the origin, change the setting, or send redirectUrl.');
 export const selfImpersonation = () =>
   new ProblemError(400, 'invalid_request', 'A user cannot impersonate themselves: actorUserId must differ from the target.',
     { errors: [{ path: '/body/actorUserId', message: 'must differ from the target user' }] });

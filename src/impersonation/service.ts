@@ -13,7 +13,7 @@ import { userDeleted } from '../users/errors.js';
 import type { UsersService } from '../users/service.js';
 import {
   actorDeleted, actorNotFound, impersonationDisabled, impersonationNotFound, impersonationNotInPlan, invalidToken, noLandingUrl,
-  quotaExhausted, redirectUrlNotAllowed, selfImpersonation, userBanned, userNotActive,
+  landingUrlNotAllowed, quotaExhausted, redirectUrlNotAllowed, selfImpersonation, userBanned, userNotActive,
 } from './errors.js';
 import type { Impersonation, ListImpersonationsQuery, MintBody, MintedToken, Usage } from './schemas.js';
 import { createImpersonationStore } from './store.js';
@@ -81,32 +81,27 @@ export function createImpersonationService({ db, clock, environments, users, met
   async function mintCounted(environmentId: string, targetUserId: string, body: MintBody, landingUrl: string | null, quota: number, by: Caller) {
     const now = clock.now();
     const month = monthOf(now);
-    if ((await store.countMint(environmentId, month, quota)) === undefined) {
-      const refused = await whyUsersRefused(environmentId, targetUserId, body.actorUserId);
-      if (refused) throw refused;
-      metrics.impersonationMints.inc({ result: 'quota_exhausted' });
-      throw quotaExhausted(secondsToNextMonth(now), quota);
-    }
     const token = randomToken('imp_');
-    let entry: Impersonation | undefined;
-    try {
-      entry = await inTransaction(db, async (trx) => {
-        const inserted = await createImpersonationStore(trx).insertForActiveUsers(environmentId, {
-          tokenHash: sha256(token), actorUserId: body.actorUserId, targetUserId, reason: body.reason, landingUrl, month,
-          expiresAt: new Date(now.getTime() + body.expiresInSeconds * 1000),
-        }, now);
-        if (inserted) {
-          await recordOwnEvent(trx, environmentId, {
-            action: 'impersonation.created', actor: operator(body.actorUserId), context: by.context, via: by.via,
-            targets: [{ type: 'user', id: targetUserId }, { type: 'impersonation', id: inserted.id }],
-            metadata: { reason: body.reason, expiresInSeconds: body.expiresInSeconds, mintedBy: { type: by.actor.type, id: by.actor.id } },
-          }, now);
-        }
-        return inserted;
-      });
-    } finally {
-      if (!entry) await store.uncountMint(environmentId, month);
-    }
+    // The month's count goes up only in the transaction of a mint that inserted its token, and after it:
+    // a mint refused for its users never holds a slot, even for a moment, that a valid one could need.
+    const entry: Impersonation | undefined = await inTransaction(db, async (trx) => {
+      const ledger = createImpersonationStore(trx);
+      const inserted = await ledger.insertForActiveUsers(environmentId, {
+        tokenHash: sha256(token), actorUserId: body.actorUserId, targetUserId, reason: body.reason, landingUrl, month,
+        expiresAt: new Date(now.getTime() + body.expiresInSeconds * 1000),
+      }, now);
+      if (!inserted) return undefined;
+      if ((await ledger.countMint(environmentId, month, quota)) === undefined) {
+        metrics.impersonationMints.inc({ result: 'quota_exhausted' });
+        throw quotaExhausted(secondsToNextMonth(now), quota);
+      }
+      await recordOwnEvent(trx, environmentId, {
+        action: 'impersonation.created', actor: operator(body.actorUserId), context: by.context, via: by.via,
+        targets: [{ type: 'user', id: targetUserId }, { type: 'impersonation', id: inserted.id }],
+        metadata: { reason: body.reason, expiresInSeconds: body.expiresInSeconds, mintedBy: { type: by.actor.type, id: by.actor.id } },
+      }, now);
+      return inserted;
+    });
     if (!entry) throw (await whyUsersRefused(environmentId, targetUserId, body.actorUserId)) ?? userNotActive();
     return { entry, token };
   }
@@ -121,15 +116,16 @@ export function createImpersonationService({ db, clock, environments, users, met
     /**
      * Mints a single-use token to sign in as the target. Checked in order: the redirect URL (400), the
      * environment's switch and plan (403), then, only once a write was refused, the target and the
-     * actor (404, 403) before the quota (429).
+     * actor (404, 403); the quota (429) only for a mint whose token was written.
      */
     async mint(environmentId: string, targetUserId: string, body: MintBody, by: Caller): Promise<MintedToken> {
       const { settings, allowedOrigins, frontendHost } = await environments.record(environmentId);
       if (body.redirectUrl !== undefined && !isAllowedRedirect(body.redirectUrl, allowedOrigins)) throw redirectUrlNotAllowed();
+      const landingUrl = body.redirectUrl ?? settings.impersonationLandingUrl;
+      if (landingUrl !== null && !isAllowedRedirect(landingUrl, allowedOrigins)) throw landingUrlNotAllowed();
       if (body.actorUserId === targetUserId) throw selfImpersonation();
       if (!settings.impersonationEnabled) throw impersonationDisabled();
       if (!settings.plan.impersonation) throw impersonationNotInPlan();
-      const landingUrl = body.redirectUrl ?? settings.impersonationLandingUrl;
       const { entry, token } = await mintCounted(environmentId, targetUserId, body, landingUrl, settings.plan.impersonationQuotaPerMonth, by);
       metrics.impersonationMints.inc({ result: 'success' });
       const url = landingUrl === null ? null : `${frontendUrl(frontendHost)}/_svc/auth/session/impersonate?token=${token}`;

@@ -20,9 +20,9 @@ export function createImpersonationStore(db: Db) {
       db.selectFrom('impersonation_usage').select('used').where('environment_id', '=', environmentId).where('month', '=', month)
         .executeTakeFirst().then((row) => row?.used ?? 0),
     /**
-     * Reserves one mint of the month while fewer than `quota` are counted: one conditional upsert, so
-     * concurrent mints in any number of processes never pass the quota. Undefined when it is spent. Run
-     * on its own (autocommit), it holds the month's row lock for this statement only.
+     * Counts one mint of the month while fewer than `quota` are counted: one conditional upsert, so
+     * concurrent mints in any number of processes never pass the quota. Undefined when it is spent. It
+     * runs in the mint's transaction, after its token was inserted, and holds the month's row until commit.
      */
     countMint: (environmentId: string, month: string, quota: number) =>
       sql<{ used: number }>`
@@ -31,11 +31,6 @@ export function createImpersonationStore(db: Db) {
         on conflict (environment_id, month)
         do update set used = impersonation_usage.used + 1 where impersonation_usage.used < ${quota}
         returning used`.execute(db).then((r) => r.rows[0]?.used),
-    /** Gives back a reserved mint that was not made. */
-    uncountMint: (environmentId: string, month: string) =>
-      db.updateTable('impersonation_usage').set((eb) => ({ used: eb('used', '-', 1) }))
-        .where('environment_id', '=', environmentId).where('month', '=', month).where('used', '>', 0)
-        .execute().then(() => undefined),
     /**
      * Writes the ledger row only while the target and the actor are both active users of the environment,
      * so the mint's user checks and its write are one statement. Undefined when either is not.

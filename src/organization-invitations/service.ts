@@ -30,6 +30,8 @@ export async function acceptOrganizationInvitation(
 ) {
   await lockOrganization(trx, environmentId, organizationId);
   const invitations = createOrganizationInvitationsStore(trx);
+  // The inviter may have left since the token was read (pendingByToken): refused all the same.
+  await invitations.revokeIfInviterLeft(environmentId, tokenHash, now);
   const accepted = await invitations.accept(environmentId, tokenHash, userId, now);
   // A concurrent redeem got there first (or the state changed since the read): say which state it is in now.
   if (!accepted) throw tokenUnusable((await invitations.findByToken(environmentId, tokenHash, now))?.status);
@@ -71,8 +73,10 @@ export function createOrganizationInvitationsService({ db, clock, mailer, limite
   }
 
   /** The pending invitation a token names, with the role it grants; 404, 409 or 410 naming its state otherwise. */
+  /** The invitation a token redeems, while it is pending; one whose inviter has left is revoked here, for good. */
   async function pendingByToken(environmentId: string, token: string) {
     const tokenHash = sha256(token);
+    await store.revokeIfInviterLeft(environmentId, tokenHash, clock.now());
     const found = await store.findByToken(environmentId, tokenHash, clock.now());
     if (found?.status !== 'PENDING') throw tokenUnusable(found?.status);
     return { tokenHash, email: found.email, organizationId: found.organizationId, role: await organizations.roleOf(environmentId, found.organizationId, found.role) };

@@ -58,6 +58,15 @@ export function createOrganizationInvitationsStore(db: Db) {
       live(environmentId, now).where('token_hash', '=', tokenHash)
         .set({ status: 'ACCEPTED', accepted_at: now, accepted_user_id: userId, updated_at: now })
         .returningAll().executeTakeFirst().then((row) => row && toInvitation(row, now)),
+    /**
+     * A member's invitation lives only as long as the member: once the inviter is no longer in the
+     * organization, its pending invitation is revoked when someone tries to use it.
+     */
+    revokeIfInviterLeft: (environmentId: string, tokenHash: Buffer, now: Date) => sql`
+      update organization_invitations i set status = 'REVOKED', revoked_at = ${now}, updated_at = ${now}
+      where i.environment_id = ${environmentId} and i.token_hash = ${tokenHash} and i.status = 'PENDING' and i.inviter_user_id is not null
+        and not exists (select from organization_memberships m
+          where m.environment_id = i.environment_id and m.organization_id = i.organization_id and m.user_id = i.inviter_user_id)`.execute(db),
     revoke: (environmentId: string, organizationId: string, id: string, now: Date) =>
       live(environmentId, now).where('organization_id', '=', organizationId).where('id', '=', id)
         .set({ status: 'REVOKED', revoked_at: now, updated_at: now })

@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import { NoContent, noContent, Page } from '../platform/http/common-schemas.js';
-import { clientCaller, serverCaller, signedIn } from '../platform/http/planes.js';
+import { clientCaller, NOT_UNDER_IMPERSONATION, serverCaller, signedIn } from '../platform/http/planes.js';
 import { UserParams } from '../users/schemas.js';
 import type { MemberActions } from './member-actions.js';
 import {
@@ -75,7 +75,7 @@ export function organizationsClientRoutes(members: MemberActions): FastifyPlugin
       (req) => members.get(req.environmentId, req.params.organizationId, me(req)));
     app.patch('/organizations/:organizationId', { schema: { operationId: 'updateMyOrganization', summary: 'Rename an organization or change its slug (organization:update: owner or admin by default)', tags: clientTags, params: OrganizationParams, body: UpdateOrganizationBody, response: { 200: ClientOrganization } } },
       (req) => members.update(req.environmentId, req.params.organizationId, me(req), req.body, clientCaller(req)));
-    app.delete('/organizations/:organizationId', { schema: { operationId: 'deleteMyOrganization', summary: 'Delete an organization (organization:delete: owner by default)', tags: clientTags, params: OrganizationParams, response: { 204: NoContent } } },
+    app.delete('/organizations/:organizationId', { config: NOT_UNDER_IMPERSONATION, schema: { operationId: 'deleteMyOrganization', summary: 'Delete an organization (organization:delete: owner by default)', tags: clientTags, params: OrganizationParams, response: { 204: NoContent } } },
       async (req, reply) => { await members.delete(req.environmentId, req.params.organizationId, me(req), clientCaller(req)); return noContent(reply); });
     app.get('/organizations/:organizationId/members', { schema: { operationId: 'listMyOrganizationMembers', summary: 'List the members (any member)', tags: clientTags, params: OrganizationParams, querystring: OrganizationPageQuery, response: { 200: Page(ClientMember) } } },
       (req) => members.listMembers(req.environmentId, req.params.organizationId, me(req), req.query));

@@ -13,6 +13,8 @@ import type { UsersService } from './service.js';
 const tags = ['Users'];
 
 /** Server API: users, their metadata, status and sessions. */
+const LAST_OWNER = 'Refused with 409 last_owner (properties.organizationIds) while the user is the only active owner of an organization: make another member owner, or delete the organization, first.';
+
 export function usersServerRoutes(users: UsersService): FastifyPluginAsync {
   return async (base) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
@@ -26,9 +28,9 @@ export function usersServerRoutes(users: UsersService): FastifyPluginAsync {
       (req) => users.get(req.environmentId, req.params.userId));
     app.patch('/users/:userId', { schema: { operationId: 'updateUser', summary: "Update a user's profile, email or password", tags, params: UserParams, body: UpdateUserBody, response: { 200: User } } },
       (req) => users.update(req.environmentId, req.params.userId, req.body, serverCaller(req)));
-    app.delete('/users/:userId', { schema: { operationId: 'deleteUser', summary: 'Soft-delete a user (a repeat answers 403)', tags, params: UserParams, response: { 204: NoContent } } },
+    app.delete('/users/:userId', { schema: { operationId: 'deleteUser', summary: 'Soft-delete a user (a repeat answers 403)', description: LAST_OWNER, tags, params: UserParams, response: { 204: NoContent } } },
       async (req, reply) => { await users.softDelete(req.environmentId, req.params.userId, serverCaller(req)); return noContent(reply); });
-    app.post('/users/:userId/ban', { schema: { operationId: 'banUser', summary: 'Ban a user and revoke their sessions', tags, params: UserParams, response: { 200: User } } },
+    app.post('/users/:userId/ban', { schema: { operationId: 'banUser', summary: 'Ban a user and revoke their sessions', description: LAST_OWNER, tags, params: UserParams, response: { 200: User } } },
       (req) => users.ban(req.environmentId, req.params.userId, serverCaller(req)));
     app.post('/users/:userId/unban', { schema: { operationId: 'unbanUser', summary: 'Unban a user', tags, params: UserParams, response: { 200: User } } },
       (req) => users.unban(req.environmentId, req.params.userId, serverCaller(req)));

@@ -12,13 +12,19 @@ import { assertMetadataBudget, mergeBags } from '../platform/metadata.js';
 import type { ListSessionsQuery } from '../sessions/schemas.js';
 import { revokeAllSessions, type SessionsService } from '../sessions/service.js';
 import { checkedPasswordHash, insertUser, joinName, normalizeEmail } from './accounts.js';
-import { emailRequired, emailTaken, nameRequired, userDeleted, userNotFound } from './errors.js';
+import { emailRequired, emailTaken, lastOwner, nameRequired, userDeleted, userNotFound } from './errors.js';
 import type { CreateUserBody, MetadataPatchBody, UpdateMeBody, UpdateUserBody, User, UserFilter } from './schemas.js';
 import { createUsersStore, lockForSignInStatement, signInSucceededStatement, type ProfileChanges, type UsersStore } from './store.js';
 
 /** The CTE bodies that lock the user a session starts for (`issueSession` in auth): a right password's, or a plain lock. */
 export const signInSucceeded = signInSucceededStatement;
 export const lockForSignIn = lockForSignInStatement;
+
+/** 409 last_owner when banning or deleting the user would leave an organization without an active owner. */
+async function refuseLastOwner(store: UsersStore, environmentId: string, userId: string) {
+  const organizationIds = await store.lastOwnerOf(environmentId, userId);
+  if (organizationIds.length > 0) throw lastOwner(organizationIds);
+}
 
 export interface RegistrationInput { email: string; password: string; firstName?: string; lastName?: string; name?: string; pending: boolean }
 
@@ -177,6 +183,7 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
      */
     ban: (environmentId: string, userId: string, by: Caller): Promise<User> =>
       changeLocked(environmentId, userId, async (store, current, trx) => {
+        await refuseLastOwner(store, environmentId, userId);
         const user = (await store.setStatus(environmentId, userId, 'banned', clock.now()))!;
         const revokedSessions = await revokeAllSessions(trx, environmentId, userId, clock.now());
         if (current.status !== 'banned') await recordUserEvent(trx, environmentId, userId, 'user.banned', by, { revokedSessions });
@@ -193,8 +200,10 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
     /** Soft delete: the first call revokes everything and answers; any later one is 403 user_deleted. */
     async softDelete(environmentId: string, userId: string, by: Caller): Promise<void> {
       const deleted = await inTransaction(db, async (trx) => {
-        const user = await createUsersStore(trx).softDelete(environmentId, userId, clock.now());
+        const store = createUsersStore(trx);
+        const user = await store.softDelete(environmentId, userId, clock.now());
         if (!user) return undefined;
+        await refuseLastOwner(store, environmentId, userId);
         const revokedSessions = await revokeAllSessions(trx, environmentId, userId, clock.now());
         await recordUserEvent(trx, environmentId, userId, 'user.deleted', by, { revokedSessions });
         return user;

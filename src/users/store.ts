@@ -132,6 +132,23 @@ export function createUsersStore(db: Db) {
     setStatus: (environmentId: string, userId: string, status: Exclude<UserStatus, 'deleted'>, now: Date) =>
       byId(environmentId, userId).where('status', '!=', 'deleted').set({ status, updated_at: now })
         .returningAll().executeTakeFirst().then((row) => row && toUser(row)),
+    /**
+     * The organizations whose only active owner the user is. Every organization the user owns is locked
+     * first (the organization lock every membership change takes), so two co-owners banned or deleted at
+     * once cannot each count on the other: the second waits, then sees the first gone.
+     */
+    async lastOwnerOf(environmentId: string, userId: string): Promise<string[]> {
+      await sql`select o.id from organizations o join organization_memberships m on m.environment_id = o.environment_id and m.organization_id = o.id
+        where m.environment_id = ${environmentId}::uuid and m.user_id = ${userId}::uuid and m.role = 'owner' order by o.id for update of o`.execute(db);
+      const { rows } = await sql<{ id: string }>`
+        select m.organization_id as id from organization_memberships m
+        where m.environment_id = ${environmentId}::uuid and m.user_id = ${userId}::uuid and m.role = 'owner'
+          and not exists (select from organization_memberships other join users u on u.environment_id = other.environment_id and u.id = other.user_id
+            where other.environment_id = m.environment_id and other.organization_id = m.organization_id and other.role = 'owner'
+              and other.user_id <> m.user_id and u.status = 'active')
+        order by m.organization_id`.execute(db);
+      return rows.map((row) => row.id);
+    },
     /** Soft delete: only the first call matches, so a repeat finds nothing. */
     softDelete: (environmentId: string, userId: string, now: Date) =>
       byId(environmentId, userId).where('status', '!=', 'deleted').set({ status: 'deleted', deleted_at: now, updated_at: now })

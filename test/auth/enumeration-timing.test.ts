@@ -52,13 +52,13 @@ describe('enumeration by timing', () => {
     const timing = await medians(t, env, async (email, ip) => {
       const res = await post('/auth/sign-in', { email, password: 'not the password, surely' }, ip);
       expect(res.statusCode).toBe(401);
-    }, [user.email]);
+    }, [user.email!]);
     expectAlike(timing);
   });
 
   it('forgot-password takes as long for an account as for an unknown email (medians of 200 tries each)', async () => {
     // The per-email limit (5 an hour) would answer 429 to both alike: one account per try.
-    const accounts = await Promise.all(Array.from({ length: TRIES }, async (_, i) => (await t.given.user(env, { email: `reset-${i}@example.com` })).email));
+    const accounts = await Promise.all(Array.from({ length: TRIES }, async (_, i) => (await t.given.user(env, { email: `reset-${i}@example.com` })).email!));
     const timing = await medians(t, env, async (email, ip) => {
       const res = await post('/auth/forgot-password', { email }, ip);
       expect(res.statusCode).toBe(202);

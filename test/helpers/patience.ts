@@ -12,7 +12,9 @@ export const PATIENCE_MS = 120_000;
 export async function untilBlockedBy(locker: { query(text: string): Promise<{ rows: { waiting: boolean }[] }> }) {
   const deadline = Date.now() + PATIENCE_MS;
   for (;;) {
-    const { rows: [row] } = await locker.query('select exists (select 1 from pg_stat_activity where pg_backend_pid() = any(pg_blocking_pids(pid))) as waiting');
+    // pg_locks, not pg_stat_activity: inside the locker's transaction the activity view is a snapshot taken
+    // at its first read, blind to connections opened after it; the lock table is read live.
+    const { rows: [row] } = await locker.query('select exists (select from pg_locks where not granted and pg_backend_pid() = any(pg_blocking_pids(pid))) as waiting');
     if (row!.waiting) return;
     if (Date.now() > deadline) throw new Error(`nothing waited on the lock within ${PATIENCE_MS} ms`);
     await new Promise((resolve) => setTimeout(resolve, 10));

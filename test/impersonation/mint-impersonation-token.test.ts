@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/platform/crypto/tokens.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { expectProblem, givenCast, LANDING, MISSING_ID, mint, minted, storedLedger, eventsOf } from './support.js';
+import { APP_ORIGIN, expectProblem, givenCast, LANDING, MISSING_ID, mint, minted, storedLedger, eventsOf } from './support.js';
 
 describe('POST /api/server/v1/users/:userId/impersonation-token', () => {
   let t: TestApp;
@@ -26,11 +26,19 @@ describe('POST /api/server/v1/users/:userId/impersonation-token', () => {
   });
 
   it('defaults the lifetime to 600 seconds and the landing to the impersonationLandingUrl setting', async () => {
-    const cast = await givenCast(t, { impersonationLandingUrl: 'https://support.example.com/landing' });
+    const cast = await givenCast(t, { impersonationLandingUrl: `${APP_ORIGIN}/support/landing` });
     const body = await minted(t, cast);
     expect(body.expiresInSeconds).toBe(600);
     expect(body.url).toContain('/_svc/auth/session/impersonate?token=');
-    expect((await storedLedger(t, cast.env))[0]!.landing_url).toBe('https://support.example.com/landing');
+    expect((await storedLedger(t, cast.env))[0]!.landing_url).toBe(`${APP_ORIGIN}/support/landing`);
+  });
+
+  it('refuses with 400 redirect_url_not_allowed, naming the setting, when the impersonationLandingUrl setting is not on an allowed origin, and stores nothing', async () => {
+    const cast = await givenCast(t, { impersonationLandingUrl: 'https://support.example.com/landing' });
+    const body = expectProblem(await mint(t, cast), 400, 'redirect_url_not_allowed');
+    expect(body.detail).toContain('impersonationLandingUrl');
+    expect(await storedLedger(t, cast.env)).toEqual([]);
+    expect((await mint(t, cast, { redirectUrl: LANDING })).statusCode).toBe(201);
   });
 
   it('answers url null when neither redirectUrl nor impersonationLandingUrl is set', async () => {
@@ -176,6 +184,14 @@ describe('POST /api/server/v1/users/:userId/impersonation-token', () => {
       const cast = await givenCast(t, { plan: { impersonationQuotaPerMonth: 0 } });
       expectProblem(await mint(t, cast), 429, 'impersonation_quota_exhausted');
       expect(await storedLedger(t, cast.env)).toEqual([]);
+    });
+
+    it('never lets a refused mint hold a slot: 10 valid mints among 30 refused ones at once all succeed with a quota of 10', async () => {
+      const cast = await givenCast(t, { plan: { impersonationQuotaPerMonth: 10 } });
+      const refused = { ...cast, actor: { ...cast.actor, id: MISSING_ID } };
+      const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => mint(t, i % 4 === 0 ? cast : refused)));
+      expect(answers.map((res) => res.statusCode)).toEqual(Array.from({ length: 40 }, (_, i) => (i % 4 === 0 ? 201 : 404)));
+      expect((await t.server(cast.env).get('/impersonations/usage')).json()).toMatchObject({ used: 10, remaining: 0 });
     });
 
     it('does not count refused mints', async () => {

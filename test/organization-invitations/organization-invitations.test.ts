@@ -95,6 +95,25 @@ describe('organization invitations on the client plane', () => {
     expect((await client.get(`/organizations/${org.id}`)).json()).toMatchObject({ role: 'admin' });
   });
 
+  it("stops an invitation from working once its inviter has left the organization: 410 invitation_revoked, stored as REVOKED, no membership", async () => {
+    const env = await t.given.environment();
+    const [ownerUser, adminUser] = [await t.given.user(env), await t.given.user(env)];
+    const owner = await signedIn(env, ownerUser);
+    const org = (await owner.post('/organizations', { name: 'Acme' })).json();
+    await addMember(t, env, org.id, adminUser.id, 'admin');
+    const byAdmin = (await invite(await signedIn(env, adminUser), org.id, 'ada@example.com')).json();
+    const byOwner = (await invite(owner, org.id, 'bob@example.com')).json();
+    expect((await t.server(env).delete(`/organizations/${org.id}/members/${adminUser.id}`)).statusCode).toBe(204);
+
+    const ada = await signedIn(env, await t.given.user(env, { email: 'ada@example.com' }));
+    expectProblem(await ada.post('/organization-invitations/accept', { token: byAdmin.token }), 410, 'invitation_revoked');
+    expect((await storedRoles(t, env, org.id))).not.toHaveProperty(byAdmin.id);
+    const stored = await t.db.selectFrom('organization_invitations').select(['id', 'status']).where('environment_id', '=', env.id).orderBy('id').execute();
+    expect(stored).toEqual([{ id: byAdmin.id, status: 'REVOKED' }, { id: byOwner.id, status: 'PENDING' }]);
+    const bob = await signedIn(env, await t.given.user(env, { email: 'bob@example.com' }));
+    expect((await bob.post('/organization-invitations/accept', { token: byOwner.token })).statusCode).toBe(200);
+  });
+
   it('lets a token be accepted once under 20 concurrent accepts, and makes exactly one membership', async () => {
     const env = await t.given.environment();
     const { org, owner } = await team(env);

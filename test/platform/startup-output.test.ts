@@ -57,6 +57,15 @@ describe('what the server process writes (src/main.ts)', () => {
     expect(server.stderr()).toContain(`Generated the encryption key of the embedded database's secrets (signing keys) in ${join(dataDir, 'encryption.key')} (mode 0600)`);
     expect((await stat(join(dataDir, 'encryption.key'))).mode & 0o777).toBe(0o600);
     expect(server.stderr()).toContain(`Admin API (/api/admin/v1): on, with the token in ${join(dataDir, 'admin.token')}`);
+    expect(server.stderr()).not.toContain('GATEHOUSE_METRICS_TOKEN');
+  });
+
+  it('warns at start, on stderr and in the log, when /metrics is open (no token) on an address other than loopback', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'gatehouse-metrics-open-'));
+    cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+    server = await spawnServer({ env: { GATEHOUSE_DATA_DIR: dataDir, HOST: '0.0.0.0' } });
+    await server.waitForStderr('Warning: /metrics answers anyone who can reach 0.0.0.0 (no GATEHOUSE_METRICS_TOKEN)');
+    await server.waitForOutput('metrics served without a token on a non-loopback address');
   });
 
   it('prints commands that work as pasted: create a user, then sign them in on the frontend host', async () => {

@@ -24,6 +24,10 @@ export interface SessionContext {
 }
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** An impersonated session may not call this route (403 impersonation_restricted): see NOT_UNDER_IMPERSONATION. */
+    notUnderImpersonation?: true;
+  }
   interface FastifyRequest {
     /** Set by every plane's auth hook; routes read it and never authenticate themselves. */
     environmentId: string;
@@ -35,6 +39,13 @@ declare module 'fastify' {
 }
 
 export const SESSION_COOKIE = '__session';
+
+/**
+ * The route option of what an operator acting as a user may not do: end the user's other sessions,
+ * delete an organization, and (as they arrive) change credentials, factors or email addresses, or delete
+ * the account. Support sees and fixes; it does not lock the user out or destroy their data.
+ */
+export const NOT_UNDER_IMPERSONATION = { notUnderImpersonation: true } as const;
 
 /**
  * Declares the per-request fields once at the root so every request has the same shape, and runs each
@@ -212,6 +223,9 @@ export function clientPlane(deps: ClientPlaneDeps): FastifyPluginAsync {
         if (!session) throw unauthenticated('The session is invalid, expired or revoked.');
         if (cookie && !SAFE_METHODS.has(request.method) && request.headers.origin === undefined) {
           throw new ProblemError(403, 'forbidden', 'A cookie-authenticated change must carry an Origin header.');
+        }
+        if (session.impersonatorId && request.routeOptions.config.notUnderImpersonation) {
+          throw new ProblemError(403, 'impersonation_restricted', 'An impersonated session cannot do this: it is the user\'s own to do (ending sessions, deleting an organization, changing credentials).');
         }
         request.session = session;
       });

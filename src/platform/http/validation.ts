@@ -85,6 +85,15 @@ const lazyValidator = (get: () => Validator): Validator => {
   return validate;
 };
 
+/**
+ * A `date-time` must also be an instant JavaScript can hold: RFC 3339 allows a leap second
+ * (`...T23:59:60Z`), which Date cannot parse, and which would otherwise reach the code as Invalid Date (a 500).
+ */
+function instantsOnly(ajv: Ajv): Ajv {
+  const rfc3339 = ajv.formats['date-time'] as { validate: (value: string) => boolean; compare: (a: string, b: string) => number };
+  return ajv.addFormat('date-time', { type: 'string', validate: (value: string) => rfc3339.validate(value) && !Number.isNaN(Date.parse(value)), compare: rfc3339.compare });
+}
+
 declare module 'fastify' {
   interface FastifyInstance {
     /** Compiles every schema not compiled yet (they otherwise compile at their route's first request). */
@@ -97,8 +106,8 @@ declare module 'fastify' {
  * and path parameters arrive as text, so there (and only there) values are coerced to the schema's types.
  */
 export function registerSchemaCompilers(app: FastifyInstance) {
-  const exact = addClamp(addFormats(new Ajv({ ...common, coerceTypes: false })));
-  const coercing = addClamp(addFormats(new Ajv({ ...common, coerceTypes: 'array' })));
+  const exact = addClamp(instantsOnly(addFormats(new Ajv({ ...common, coerceTypes: false }))));
+  const coercing = addClamp(instantsOnly(addFormats(new Ajv({ ...common, coerceTypes: 'array' }))));
   const serializerFor = SerializerSelector()();
   const { later, compileAll } = compiledOnFirstUse();
   app.setValidatorCompiler(({ schema, httpPart }) =>

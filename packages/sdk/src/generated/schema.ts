@@ -50,7 +50,10 @@ export interface paths {
         get: operations["getUser"];
         put?: never;
         post?: never;
-        /** Soft-delete a user (a repeat answers 403) */
+        /**
+         * Soft-delete a user (a repeat answers 403)
+         * @description Refused with 409 last_owner (properties.organizationIds) while the user is the only active owner of an organization: make another member owner, or delete the organization, first.
+         */
         delete: operations["deleteUser"];
         options?: never;
         head?: never;
@@ -67,7 +70,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Ban a user and revoke their sessions */
+        /**
+         * Ban a user and revoke their sessions
+         * @description Refused with 409 last_owner (properties.organizationIds) while the user is the only active owner of an organization: make another member owner, or delete the organization, first.
+         */
         post: operations["banUser"];
         delete?: never;
         options?: never;
