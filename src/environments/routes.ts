@@ -3,8 +3,8 @@ import type { OutboxMessage as OutboxEntry } from '../platform/mail/outbox-store
 import { NoContent, noContent } from '../platform/http/common-schemas.js';
 import { adminCaller } from '../platform/http/planes.js';
 import {
-  AllowedOrigins, CreatedEnvironment, CreatedSecretKey, CreateEnvironmentBody, Environment, EnvironmentList,
-  EnvironmentParams, KeyParams, Outbox, OutboxQuery, UpdateEnvironmentBody,
+  AllowedOrigins, EscapeHatchOrigins, CreatedEnvironment, CreatedSecretKey, CreateEnvironmentBody, Environment, EnvironmentList,
+  EnvironmentParams, KeyParams, Outbox, OutboxQuery, PublicEnvironment, UpdateEnvironmentBody,
 } from './schemas.js';
 import type { EnvironmentsService } from './service.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -41,5 +41,34 @@ export function allowedOriginsServerRoutes(environments: EnvironmentsService): F
     app.get('/allowed-origins', { schema: { operationId: 'getAllowedOrigins', ...schema, summary: 'Get the allowed origins' } }, (req) => environments.getAllowedOrigins(req.environmentId));
     app.put('/allowed-origins', { schema: { operationId: 'setAllowedOrigins', ...schema, summary: 'Replace the allowed origins', body: AllowedOrigins } },
       (req) => environments.setAllowedOrigins(req.environmentId, req.body.origins));
+    app.get('/allowed-origins/escape-hatch', {
+      schema: {
+        operationId: 'listEscapeHatchOrigins', tags: ['Allowed origins'], summary: 'List the origins accepted beyond the allowed list',
+        description: "Read-only: the environment's own frontend host over http and https. A cookie-authenticated change from them passes "
+          + 'the Origin check, as from an allowed origin (hosted pages, an app on the frontend host). They are not CORS origins and not redirect targets.',
+        response: { 200: EscapeHatchOrigins },
+      },
+    }, (req) => environments.getEscapeHatchOrigins(req.environmentId));
+  };
+}
+
+/** The providers a sign-in UI offers, as the external sign-in lists them (given by the composition root). */
+type EnabledProviders = (environmentId: string) => Promise<{ items: PublicEnvironment['oauthProviders'] }>;
+
+/** Client plane, no session: the environment's public configuration, cacheable for a minute. */
+export function environmentClientRoutes(environments: EnvironmentsService, enabledProviders: EnabledProviders): FastifyPluginAsync {
+  return async (base) => {
+    const app = base.withTypeProvider<TypeBoxTypeProvider>();
+    app.get('/environment', {
+      schema: {
+        operationId: 'getEnvironmentConfiguration', tags: ['Client: environment'], summary: 'The public configuration a sign-in UI draws itself from',
+        description: 'Sign-up rules, password policy, external providers, second-factor policy, passkeys, organization self-service, '
+          + 'self-deletion and locales. No secret and no allowed-origin list. Cache-Control: public, max-age=60; it follows a settings change within that minute.',
+        response: { 200: PublicEnvironment },
+      },
+    }, async (req, reply) => {
+      reply.header('cache-control', 'public, max-age=60');
+      return environments.publicConfiguration(req.environmentId, (await enabledProviders(req.environmentId)).items);
+    });
   };
 }

@@ -53,4 +53,29 @@ export const AllowedOrigins = Type.Object({
 }, { additionalProperties: false, title: 'AllowedOrigins', description: 'The origins the environment\'s apps run on.' });
 export type AllowedOrigins = Static<typeof AllowedOrigins>;
 
+/** What a sign-in UI draws itself from (GET /_svc/environment): public, no secret and no allowed-origin list. */
+export const PublicEnvironment = Type.Object({
+  name: Type.String(),
+  signUp: Type.Object({
+    enabled: Type.Boolean(),
+    requiredFields: Type.Array(Type.Union([Type.Literal('email'), Type.Literal('name')])),
+    emailVerificationRequired: Type.Boolean(),
+  }),
+  passwordPolicy: Type.Object({ minLength: Type.Integer(), maxLength: Type.Integer() }),
+  oauthProviders: Type.Array(Type.Object({ id: Type.String(), name: Type.String(), type: Type.String() })),
+  mfa: Type.Object({
+    policy: Type.Union([Type.Literal('off'), Type.Literal('optional'), Type.Literal('required')]),
+    factors: Type.Array(Type.String(), { description: 'The second factors a user may enrol.' }),
+  }),
+  passkeys: Type.Object({ enabled: Type.Boolean() }),
+  organizations: Type.Object({ selfServiceEnabled: Type.Boolean({ description: 'Whether signed-in users may create organizations (POST /_svc/organizations).' }) }),
+  selfDeletionEnabled: Type.Boolean({ description: 'Whether users may delete their own account (DELETE /_svc/me).' }),
+  locales: Type.Array(Type.String(), { description: 'The languages the hosted pages and mail speak.' }),
+}, { additionalProperties: false, title: 'PublicEnvironment' });
+export type PublicEnvironment = Static<typeof PublicEnvironment>;
+
+export const EscapeHatchOrigins = Type.Object({
+  origins: Type.Array(Type.String()),
+}, { additionalProperties: false, title: 'EscapeHatchOrigins', description: 'The origins accepted beyond the allowed-origins list.' });
+
 export const EnvironmentList = Type.Object({ items: Type.Array(Environment) });

@@ -8,9 +8,10 @@ import { createSharedCache } from '../platform/shared-cache.js';
 import { deepMerge, type JsonObject } from '../platform/json.js';
 import { environmentNotFound, frontendHostTaken, invalidOrigins, invalidSettings, secretKeyNotFound } from './errors.js';
 import { normalizeOrigin } from './origins.js';
-import type { CreateEnvironmentBody, CreatedEnvironment, Environment, UpdateEnvironmentBody } from './schemas.js';
+import type { CreateEnvironmentBody, CreatedEnvironment, Environment, PublicEnvironment, UpdateEnvironmentBody } from './schemas.js';
 import { resolveSettings, settingsErrors, type EnvironmentSettings } from './settings.js';
 import { createEnvironmentsStore, createSecretKeysStore, type EnvironmentRecord } from './store.js';
+import { escapeHatchOrigins } from '../platform/http/planes.js';
 
 declare module '../platform/http/planes.js' {
   /** The client plane resolves the Host header to the environment's full record: its settings come with it. */
@@ -172,6 +173,28 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
 
     async getAllowedOrigins(environmentId: string) {
       return { origins: (await record(environmentId)).allowedOrigins };
+    },
+    /**
+     * The public configuration of the environment. What is not built yet answers what holds today:
+     * no second factors or passkeys to enrol, no self-deletion; sign-up is always open.
+     */
+    async publicConfiguration(environmentId: string, oauthProviders: PublicEnvironment['oauthProviders']): Promise<PublicEnvironment> {
+      const { name, settings } = await record(environmentId);
+      return {
+        name,
+        signUp: { enabled: true, requiredFields: settings.requiredFields, emailVerificationRequired: settings.emailVerificationRequired },
+        passwordPolicy: { minLength: settings.passwordPolicy.minLength, maxLength: settings.passwordPolicy.maxLength },
+        oauthProviders,
+        mfa: { policy: 'off', factors: [] },
+        passkeys: { enabled: false },
+        organizations: { selfServiceEnabled: true },
+        selfDeletionEnabled: false,
+        locales: ['en', 'da'],
+      };
+    },
+    /** The origins accepted beyond the list, so a customer sees the whole effective set (escapeHatchOrigins). */
+    async getEscapeHatchOrigins(environmentId: string) {
+      return { origins: escapeHatchOrigins((await record(environmentId)).frontendHost) };
     },
     /** Replaces the whole list with normalised, deduplicated origins; any invalid entry refuses the lot. */
     async setAllowedOrigins(environmentId: string, origins: string[]) {

@@ -7,6 +7,7 @@ export const API_TAGS = [
   { name: 'Impersonation', description: 'Server API: impersonation tokens and their ledger.' },
   { name: 'Audit events', description: 'Server API: append, search and poll audit events.' },
   { name: 'Allowed origins', description: "Server API: the origins the environment's apps run on." },
+  { name: 'Client: environment', description: 'Client plane: the public configuration a sign-in UI draws itself from.' },
   { name: 'Client: authentication', description: 'Client plane: sign-up, email verification, sign-in, password reset, sign-out.' },
   { name: 'Client: external sign-in', description: 'Client plane: sign in with Google, GitHub, Microsoft or any OpenID Connect provider; identities.' },
   { name: 'Client: current user', description: 'Client plane: the signed-in user.' },

@@ -174,8 +174,15 @@ function refuseTossedCookies(request: FastifyRequest) {
     + 'They have been expired: sign in again.', {}, { 'Set-Cookie': expired });
 }
 
+/**
+ * The origins the client plane accepts beyond the allowed-origins list (the escape hatch): the
+ * environment's own frontend host, over http and https, where its hosted pages and a same-host app run.
+ * They pass the Origin check of a state change; they are not CORS origins nor redirect targets.
+ */
+export const escapeHatchOrigins = (frontendHost: string) => [`http://${frontendHost}`, `https://${frontendHost}`];
+
 function allowedOriginsOf(env: ClientEnvironment): Set<string> {
-  return new Set([`http://${env.frontendHost}`, `https://${env.frontendHost}`, ...env.allowedOrigins]);
+  return new Set([...escapeHatchOrigins(env.frontendHost), ...env.allowedOrigins]);
 }
 
 /**

@@ -283,6 +283,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/server/v1/allowed-origins/escape-hatch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the origins accepted beyond the allowed list
+         * @description Read-only: the environment's own frontend host over http and https. A cookie-authenticated change from them passes the Origin check, as from an allowed origin (hosted pages, an app on the frontend host). They are not CORS origins and not redirect targets.
+         */
+        get: operations["listEscapeHatchOrigins"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/server/v1/audit-events": {
         parameters: {
             query?: never;
@@ -888,6 +908,26 @@ export interface paths {
         };
         /** OpenID Connect discovery */
         get: operations["getOpenIdConfiguration"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/environment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The public configuration a sign-in UI draws itself from
+         * @description Sign-up rules, password policy, external providers, second-factor policy, passkeys, organization self-service, self-deletion and locales. No secret and no allowed-origin list. Cache-Control: public, max-age=60; it follows a settings change within that minute.
+         */
+        get: operations["getEnvironmentConfiguration"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1656,6 +1696,13 @@ export interface components {
             };
         };
         /**
+         * EscapeHatchOrigins
+         * @description The origins accepted beyond the allowed-origins list.
+         */
+        EscapeHatchOrigins: {
+            origins: string[];
+        };
+        /**
          * Identity
          * @description A user's account at an external provider.
          */
@@ -1946,6 +1993,40 @@ export interface components {
             } & {
                 [key: string]: unknown;
             };
+        };
+        /** PublicEnvironment */
+        PublicEnvironment: {
+            name: string;
+            signUp: {
+                enabled: boolean;
+                requiredFields: ("email" | "name")[];
+                emailVerificationRequired: boolean;
+            };
+            passwordPolicy: {
+                minLength: number;
+                maxLength: number;
+            };
+            oauthProviders: {
+                id: string;
+                name: string;
+                type: string;
+            }[];
+            mfa: {
+                policy: "off" | "optional" | "required";
+                /** @description The second factors a user may enrol. */
+                factors: string[];
+            };
+            passkeys: {
+                enabled: boolean;
+            };
+            organizations: {
+                /** @description Whether signed-in users may create organizations (POST /_svc/organizations). */
+                selfServiceEnabled: boolean;
+            };
+            /** @description Whether users may delete their own account (DELETE /_svc/me). */
+            selfDeletionEnabled: boolean;
+            /** @description The languages the hosted pages and mail speak. */
+            locales: string[];
         };
         /**
          * RoleSet
@@ -3253,6 +3334,44 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AllowedOrigins"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listEscapeHatchOrigins: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The origins accepted beyond the allowed-origins list. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EscapeHatchOrigins"];
                 };
             };
             /** @description Error (RFC 9457) */
@@ -5038,6 +5157,44 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OpenIdConfiguration"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getEnvironmentConfiguration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicEnvironment"];
                 };
             };
             /** @description Error (RFC 9457) */
