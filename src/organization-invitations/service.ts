@@ -72,8 +72,10 @@ export function createOrganizationInvitationsService({ db, clock, mailer, limite
     if (!result.allowed) throw organizationInvitationRateLimited(result.retryAfterSeconds);
   }
 
-  /** The pending invitation a token names, with the role it grants; 404, 409 or 410 naming its state otherwise. */
-  /** The invitation a token redeems, while it is pending; one whose inviter has left is revoked here, for good. */
+  /**
+   * The pending invitation a token names, with the role it grants; 404, 409 or 410 naming its state
+   * otherwise. One whose inviter has left the organization is revoked here, for good.
+   */
   async function pendingByToken(environmentId: string, token: string) {
     const tokenHash = sha256(token);
     await store.revokeIfInviterLeft(environmentId, tokenHash, clock.now());

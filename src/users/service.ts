@@ -183,7 +183,8 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
      */
     ban: (environmentId: string, userId: string, by: Caller): Promise<User> =>
       changeLocked(environmentId, userId, async (store, current, trx) => {
-        await refuseLastOwner(store, environmentId, userId);
+        // A banned owner is no active owner already: banning again changes nothing, and is not refused.
+        if (current.status === 'active') await refuseLastOwner(store, environmentId, userId);
         const user = (await store.setStatus(environmentId, userId, 'banned', clock.now()))!;
         const revokedSessions = await revokeAllSessions(trx, environmentId, userId, clock.now());
         if (current.status !== 'banned') await recordUserEvent(trx, environmentId, userId, 'user.banned', by, { revokedSessions });

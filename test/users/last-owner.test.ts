@@ -42,6 +42,18 @@ describe('banning or deleting the last active owner of an organization', () => {
     expect([await statusOf(env, first.id), await statusOf(env, second.id), await statusOf(env, third.id)]).toEqual(['deleted', 'banned', 'active']);
   });
 
+  it('bans a banned owner again without a check (it changes nothing), and lets a banned owner go while an active one remains', async () => {
+    const env = await t.given.environment();
+    const [owner, other] = [await t.given.user(env), await t.given.user(env)];
+    const org = await organizationOf(env, owner.id);
+    await addOwner(env, org, other.id);
+    expect((await t.server(env).post(`/users/${owner.id}/ban`)).statusCode).toBe(200);
+    expect((await t.server(env).delete(`/users/${other.id}`)).statusCode).toBe(409);
+    expect((await t.server(env).post(`/users/${other.id}/ban`)).statusCode).toBe(409);
+    expect((await t.server(env).post(`/users/${owner.id}/ban`)).statusCode).toBe(200);
+    expect((await t.server(env).delete(`/users/${owner.id}`)).statusCode).toBe(204);
+  });
+
   it('still answers a repeat delete with 403 user_deleted', async () => {
     const env = await t.given.environment();
     const [owner, other] = [await t.given.user(env), await t.given.user(env)];
