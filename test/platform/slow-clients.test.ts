@@ -15,8 +15,10 @@ async function rawClient(port: number): Promise<RawClient> {
   let received = '';
   let closed = false;
   socket.setEncoding('utf8').on('data', (chunk: string) => { received += chunk; });
+  // The server closes on a client still writing, which may end in a reset: a close all the same (events.once
+  // would reject on that 'error' instead of waiting for the 'close' that follows it).
   socket.on('error', () => {});
-  const closedPromise = once(socket, 'close').then(() => { closed = true; });
+  const closedPromise = new Promise<void>((resolve) => socket.once('close', () => { closed = true; resolve(); }));
   return { socket, received: () => received, closed: closedPromise, isClosed: () => closed };
 }
 
