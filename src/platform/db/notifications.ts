@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { sql } from 'kysely';
-import { withDeadline } from './pool.js';
+import { cutSocket, withDeadline } from './pool.js';
 import type { Db } from './tables.js';
 
 const HEARTBEAT_MS = 15_000;
@@ -32,7 +32,7 @@ export const CLOSE_DEADLINE_MS = 2000;
 /** Ends a client politely, or cuts its socket when the server does not answer in time. */
 export async function closeWithin(client: pg.Client, ms: number) {
   await withDeadline(client.end(), ms, 'no answer to the end of the connection')
-    .catch(() => (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy());
+    .catch(() => cutSocket(client));
 }
 
 /** LISTEN on a dedicated PostgreSQL connection, reconnecting with backoff after any failure. */
