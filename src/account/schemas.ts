@@ -9,5 +9,8 @@ export const ChangePasswordBody = Type.Object({
 }, { additionalProperties: false });
 export type ChangePasswordBody = Static<typeof ChangePasswordBody>;
 
-export const ReauthenticateBody = Type.Object({ password: Password }, { additionalProperties: false });
+export const ReauthenticateBody = Type.Union([
+  Type.Object({ password: Password }, { additionalProperties: false }),
+  Type.Object({ code: Type.String({ minLength: 1, maxLength: 20, description: 'A TOTP code or a backup code of the user\'s second factor.' }) }, { additionalProperties: false }),
+]);
 export type ReauthenticateBody = Static<typeof ReauthenticateBody>;

@@ -1,7 +1,8 @@
 import { sql, type RawBuilder, type Selectable } from 'kysely';
 import { deleteInBatches } from '../platform/db/batches.js';
 import { runChain, type Cte, type CteChain } from '../platform/db/cte.js';
-import { preparedAs, type Db } from '../platform/db/database.js';
+import { jsonb, preparedAs, type Db } from '../platform/db/database.js';
+import type { JsonObject } from '../platform/json.js';
 import type { SessionRow, UserLock } from '../platform/db/tables.js';
 
 export type CodePurpose = 'verify_email' | 'reset_password';
@@ -57,4 +58,32 @@ export async function insertSignedInSession(db: Db, name: string, pieces: Signed
     return session;
   });
   return rows[0];
+}
+
+/** Wrong codes a challenge takes before it is spent; the account's lockout counts each of them too. */
+export const MAX_CHALLENGE_ATTEMPTS = 5;
+
+export interface NewChallenge { tokenHash: Buffer; userId: string; method: string; details: JsonObject; expiresAt: Date }
+
+/** The second step of a sign-in: a single-use challenge, stored hashed, bound to its environment and user. */
+export function createChallengesStore(db: Db) {
+  const live = (environmentId: string, tokenHash: Buffer, now: Date) =>
+    sql<boolean>`environment_id = ${environmentId}::uuid and token_hash = ${tokenHash} and used_at is null
+      and expires_at > ${now}::timestamptz and attempts < ${MAX_CHALLENGE_ATTEMPTS}`;
+  return {
+    insert: (environmentId: string, challenge: NewChallenge, now: Date) =>
+      db.insertInto('mfa_challenges').values({
+        environment_id: environmentId, token_hash: challenge.tokenHash, user_id: challenge.userId, method: challenge.method,
+        details: jsonb(challenge.details), created_at: now, expires_at: challenge.expiresAt,
+      }).execute(),
+    findLive: (environmentId: string, tokenHash: Buffer, now: Date) =>
+      db.selectFrom('mfa_challenges').selectAll().where(live(environmentId, tokenHash, now)).executeTakeFirst(),
+    countFailure: (environmentId: string, tokenHash: Buffer) =>
+      db.updateTable('mfa_challenges').set((eb) => ({ attempts: eb('attempts', '+', 1) }))
+        .where('environment_id', '=', environmentId).where('token_hash', '=', tokenHash).execute(),
+    /** Uses the challenge up: one statement, so it starts one session even when answered twice at once. */
+    consume: (environmentId: string, tokenHash: Buffer, now: Date) =>
+      db.updateTable('mfa_challenges').set({ used_at: now }).where(live(environmentId, tokenHash, now)).returningAll().executeTakeFirst(),
+    deleteExpired: (before: Date) => deleteInBatches(db, 'mfa_challenges', sql<boolean>`expires_at < ${before}::timestamptz`),
+  };
 }

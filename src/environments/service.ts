@@ -15,7 +15,7 @@ import { escapeHatchOrigins } from '../platform/http/planes.js';
 
 declare module '../platform/http/planes.js' {
   /** The client plane resolves the Host header to the environment's full record: its settings come with it. */
-  interface ClientEnvironment { settings: EnvironmentSettings }
+  interface ClientEnvironment { settings: EnvironmentSettings; name: string }
 }
 
 export interface EnvironmentsDeps {
@@ -176,7 +176,7 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
     },
     /**
      * The public configuration of the environment. What is not built yet answers what holds today:
-     * no second factors or passkeys to enrol; sign-up is always open.
+     * no passkeys to enrol; sign-up is always open.
      */
     async publicConfiguration(environmentId: string, oauthProviders: PublicEnvironment['oauthProviders']): Promise<PublicEnvironment> {
       const { name, settings } = await record(environmentId);
@@ -185,7 +185,7 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
         signUp: { enabled: true, requiredFields: settings.requiredFields, emailVerificationRequired: settings.emailVerificationRequired },
         passwordPolicy: { minLength: settings.passwordPolicy.minLength, maxLength: settings.passwordPolicy.maxLength },
         oauthProviders,
-        mfa: { policy: 'off', factors: [] },
+        mfa: { policy: settings.mfa.policy, factors: settings.mfa.policy === 'off' ? [] : ['totp', 'backup_code'] },
         passkeys: { enabled: false },
         organizations: { selfServiceEnabled: true },
         selfDeletionEnabled: settings.selfDeletionEnabled,

@@ -34,6 +34,9 @@ export const EnvironmentSettings = Type.Object({
   enumerationProtection: Type.Boolean(),
   oauthLinkVerifiedEmails: Type.Boolean(),
   selfDeletionEnabled: Type.Boolean(),
+  mfa: Type.Object({
+    policy: Type.Union([Type.Literal('off'), Type.Literal('optional'), Type.Literal('required')]),
+  }, { additionalProperties: false }),
   session: Type.Object({
     idleTimeoutSeconds: Seconds, maxLifetimeSeconds: Seconds, jwtLifetimeSeconds: Type.Integer({ minimum: 1, maximum: 3600 }),
   }, { additionalProperties: false }),
@@ -60,6 +63,7 @@ export const DEFAULT_SETTINGS: EnvironmentSettings = Object.freeze({
   enumerationProtection: false,
   oauthLinkVerifiedEmails: true,
   selfDeletionEnabled: true,
+  mfa: { policy: 'optional' },
   session: { idleTimeoutSeconds: 604_800, maxLifetimeSeconds: 2_592_000, jwtLifetimeSeconds: 60 },
   lockout: { maxFailedAttempts: 10, coolDownSeconds: 3600, ipMaxFailures: 100, ipWindowSeconds: 900 },
 }) as EnvironmentSettings;

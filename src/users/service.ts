@@ -14,10 +14,11 @@ import { revokeAllSessions, type SessionsService } from '../sessions/service.js'
 import { checkedPasswordHash, insertUser, joinName, normalizeEmail } from './accounts.js';
 import { emailRequired, emailTaken, lastOwner, nameRequired, userDeleted, userNotFound } from './errors.js';
 import type { CreateUserBody, MetadataPatchBody, UpdateMeBody, UpdateUserBody, User, UserFilter } from './schemas.js';
-import { createUsersStore, lockForSignInStatement, signInSucceededStatement, type ProfileChanges, type UsersStore } from './store.js';
+import { clearFailuresStatement, createUsersStore, lockForSignInStatement, signInSucceededStatement, type ProfileChanges, type UsersStore } from './store.js';
 
-/** The CTE bodies that lock the user a session starts for (`issueSession` in auth): a right password's, or a plain lock. */
+/** The CTE bodies that lock the user a session starts for (`issueSession` in auth): a right password's, a second factor's, or a plain lock. */
 export const signInSucceeded = signInSucceededStatement;
+export const secondFactorSucceeded = clearFailuresStatement;
 export const lockForSignIn = lockForSignInStatement;
 
 /** 409 last_owner when banning or deleting the user would leave an organization without an active owner. */
@@ -234,6 +235,9 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
     /** Reserves an attempt of the client's budget (a rate-limit hit) and, when it admits it, one of the account's, in one statement. */
     reserveSignInAttempt: (environmentId: string, email: string, lockout: EnvironmentSettings['lockout'], budget: RawBuilder<{ count: number }>) =>
       users.reserveSignInAttempt(environmentId, normalizeEmail(email), lockout, clock.now(), budget),
+    /** Reserves an attempt of an active account for a second-factor code (the lockout's budget); undefined while locked or full. */
+    reserveAttemptById: (environmentId: string, userId: string, lockout: EnvironmentSettings['lockout']) =>
+      users.reserveAttemptById(environmentId, userId, lockout, clock.now()),
     finishSignInAttempt: (environmentId: string, userId: string, succeeded: boolean, lockout: EnvironmentSettings['lockout']) =>
       users.finishSignInAttempt(environmentId, userId, succeeded, lockout, clock.now()),
     /** Completes a pending registration whose emailed code was right; undefined unless the user is active. */

@@ -26,7 +26,7 @@ describe('GET /_svc/environment: the public configuration', () => {
       signUp: { enabled: true, requiredFields: ['email', 'name'], emailVerificationRequired: true },
       passwordPolicy: { minLength: 12, maxLength: 256 },
       oauthProviders: [{ id: 'acme', name: 'Acme SSO', type: 'oidc' }],
-      mfa: { policy: 'off', factors: [] },
+      mfa: { policy: 'optional', factors: ['totp', 'backup_code'] },
       passkeys: { enabled: false },
       organizations: { selfServiceEnabled: true },
       selfDeletionEnabled: false,

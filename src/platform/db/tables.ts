@@ -29,6 +29,7 @@ export interface SessionRow {
   ip_address: string | null; user_agent: string | null;
   created_at: Date; last_active_at: Date; idle_timeout_seconds: number; expires_at: Date; revoked_at: Date | null;
   authenticated_at: Date | null;
+  amr: Generated<string[]>; enrolment_only: Generated<boolean>;
 }
 
 export interface VerificationCodeRow {
@@ -123,6 +124,20 @@ export interface UserIdentityRow {
   email_verified: boolean; created_at: Date; last_sign_in_at: Date;
 }
 
+export interface MfaFactorRow {
+  environment_id: string; id: string; user_id: string; type: 'totp'; name: string; secret_sealed: Buffer;
+  created_at: Date; confirmed_at: Date | null; last_used_at: Date | null; last_used_step: number | null;
+}
+
+export interface MfaBackupCodeRow {
+  environment_id: string; user_id: string; code_hash: Buffer; created_at: Date; used_at: Date | null;
+}
+
+export interface MfaChallengeRow {
+  environment_id: string; token_hash: Buffer; user_id: string; method: string; details: Json;
+  attempts: Generated<number>; created_at: Date; expires_at: Date; used_at: Date | null;
+}
+
 export interface Tables {
   environments: EnvironmentRow;
   secret_keys: SecretKeyRow;
@@ -145,6 +160,9 @@ export interface Tables {
   oauth_providers: OAuthProviderRow;
   oauth_states: OAuthStateRow;
   user_identities: UserIdentityRow;
+  mfa_factors: MfaFactorRow;
+  mfa_backup_codes: MfaBackupCodeRow;
+  mfa_challenges: MfaChallengeRow;
 }
 
 /** The database, typed by its tables: the connection pool, or a transaction over it. */

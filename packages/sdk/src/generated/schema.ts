@@ -642,6 +642,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/server/v1/users/{userId}/mfa": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A user's second factors */
+        get: operations["getUserFactors"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove all of a user's second factors (lost device)
+         * @description Every factor and backup code is removed and every session of the user revoked, in one transaction (user.mfa_reset). The user signs in with the password alone next time (or enrols again where mfa.policy is required).
+         */
+        delete: operations["resetUserFactors"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_svc/auth/sign-up": {
         parameters: {
             query?: never;
@@ -702,7 +723,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sign in with email and password */
+        /**
+         * Sign in with email and password
+         * @description A session; or, for a user with a second factor, `{mfaRequired: true, challengeToken, factors}` and no session until POST /_svc/auth/mfa/verify answers the challenge with a code. A wrong password answers the same whether or not the account has a factor.
+         */
         post: operations["signIn"];
         delete?: never;
         options?: never;
@@ -741,7 +765,7 @@ export interface paths {
         put?: never;
         /**
          * Set a new password with the mailed code and start a session
-         * @description The password policy is checked first (400 weak_password; the code is not used up and no try is counted). A wrong, expired, used, superseded or burnt code, an unknown email and a banned account all answer 400 invalid_code; the fifth wrong try burns the code. Success, in one transaction: the code is used up, the password set, the sign-in lockout cleared, a pending registration completed, every session of the user revoked and a new one started. A "password changed" mail follows. 100 attempts per client IP per hour (429).
+         * @description The password policy is checked first (400 weak_password; the code is not used up and no try is counted). A wrong, expired, used, superseded or burnt code, an unknown email and a banned account all answer 400 invalid_code; the fifth wrong try burns the code. Success, in one transaction: the code is used up, the password set, the sign-in lockout cleared, a pending registration completed, every session of the user revoked and a new one started (for a user with a second factor, the sign-in's challenge instead: the mailbox alone is no way past the factor). A "password changed" mail follows. 100 attempts per client IP per hour (429).
          */
         post: operations["resetPassword"];
         delete?: never;
@@ -871,6 +895,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/_svc/auth/mfa/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Answer the sign-in challenge with a second-factor code
+         * @description The second step of a sign-in: the `challengeToken` a sign-in (or password reset, or the OAuth redirect's `mfa_challenge`) answered and a code: a 6-digit TOTP code (accepted once per 30-second step; one step of clock skew either way) or an unused backup code. Success: a session whose amr adds otp and mfa. A wrong, replayed or used code: 400 invalid_code, counted against the account's lockout (the attempt that fills it locks the account; a locked account answers the same); a challenge is good for 5 minutes and 5 wrong codes: then, or once used, 400 invalid_challenge.
+         */
+        post: operations["verifySecondFactor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_svc/.well-known/jwks.json": {
         parameters: {
             query?: never;
@@ -992,10 +1036,107 @@ export interface paths {
         put?: never;
         /**
          * Confirm the password for a sensitive change
-         * @description Confirms the password: the session counts as recently authenticated for 10 minutes, which sensitive changes ask for (403 reauthentication_required). 400 invalid_password; 409 password_not_set for an account without a password (sign in again through its provider instead); wrong passwords count as for a password change (429). An impersonated session gets 403 impersonation_restricted.
+         * @description Confirms the password, or a code of the second factor (TOTP or backup code; 400 invalid_code): the session counts as recently authenticated for 10 minutes, which sensitive changes ask for (403 reauthentication_required). 400 invalid_password; 409 password_not_set for an account without a password (sign in again through its provider instead); wrong passwords count as for a password change (429). An impersonated session gets 403 impersonation_restricted.
          */
         post: operations["reauthenticate"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/me/mfa": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The signed-in user's second factors */
+        get: operations["getMyFactors"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/me/mfa/totp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start enrolling an authenticator app
+         * @description A new authenticator-app (TOTP) factor, pending until a first code confirms it: the secret as text, an otpauth:// URI and a QR code (SVG) of it, shown this once (the secret is sealed at rest). A new enrolment replaces a pending one. 409 totp_already_enrolled with a confirmed one; 403 mfa_disabled when the setting mfa.policy is off. Open to a session held to enrolment; not to an impersonated one.
+         */
+        post: operations["enrolTotp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/me/mfa/totp/{factorId}/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm an authenticator app with its first code
+         * @description The first code confirms the factor and answers 10 single-use backup codes, shown once. The session counts as a second-factor check (recent, amr with otp and mfa) and every session of the user is freed from enrolment. A wrong or replayed code: 400 invalid_code.
+         */
+        post: operations["confirmTotp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/me/mfa/backup-codes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace the backup codes
+         * @description Ten new single-use codes; the old ones stop working. 409 no_second_factor without a factor. Needs a recent authentication (403 reauthentication_required); not from an impersonated session.
+         */
+        post: operations["regenerateBackupCodes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/me/mfa/{factorId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a second factor
+         * @description The backup codes go with the last factor; under mfa.policy "required" the last one stays (409 mfa_required_by_policy). Needs a recent authentication (403 reauthentication_required); not from an impersonated session.
+         */
+        delete: operations["removeMyFactor"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1567,6 +1708,11 @@ export interface components {
             /** @description More events are there right now; ask again at once. */
             hasMore: boolean;
         };
+        /** BackupCodes */
+        BackupCodes: {
+            /** @description Single use each; shown this once, stored hashed. */
+            backupCodes: string[];
+        };
         /**
          * ClientMember
          * @description A member as another member sees them.
@@ -1728,6 +1874,9 @@ export interface components {
             enumerationProtection: boolean;
             oauthLinkVerifiedEmails: boolean;
             selfDeletionEnabled: boolean;
+            mfa: {
+                policy: "off" | "optional" | "required";
+            };
             session: {
                 idleTimeoutSeconds: number;
                 maxLifetimeSeconds: number;
@@ -1746,6 +1895,20 @@ export interface components {
          */
         EscapeHatchOrigins: {
             origins: string[];
+        };
+        /**
+         * Factor
+         * @description A confirmed second factor (its secret never leaves the server).
+         */
+        Factor: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            type: "totp";
+            name: string;
+            /** Format: date-time */
+            createdAt: string;
+            lastUsedAt: string | null;
         };
         /**
          * Identity
@@ -1897,6 +2060,24 @@ export interface components {
                 /** @enum {string} */
                 use: "sig";
             }[];
+        };
+        /** MfaOverview */
+        MfaOverview: {
+            factors: components["schemas"]["Factor"][];
+            /** @description Unused backup codes; 0 when no factor is enrolled. */
+            backupCodesRemaining: number;
+        };
+        /**
+         * MfaRequired
+         * @description The password (or provider) was right and the user has a second factor: no session yet.
+         */
+        MfaRequired: {
+            /** @enum {boolean} */
+            mfaRequired: true;
+            /** @description Single use, 5 minutes: send it with a code to POST /_svc/auth/mfa/verify. */
+            challengeToken: string;
+            /** @description The kinds of code the user can give. */
+            factors: ("totp" | "backup_code")[];
         };
         /**
          * OAuthProvider
@@ -2111,6 +2292,8 @@ export interface components {
             /** Format: date-time */
             expiresAt: string;
             revokedAt: string | null;
+            /** @description How the user proved who they are (RFC 8176): pwd, otp, mfa, fed, hwk, swk, email (an emailed code). */
+            amr: string[];
         };
         /**
          * SessionActor
@@ -2150,6 +2333,10 @@ export interface components {
                 /** Format: date-time */
                 expiresAt: string;
                 actor: components["schemas"]["SessionActor"] | null;
+                /** @description How the user proved who they are (RFC 8176): pwd, otp, mfa, fed, hwk, swk, email (an emailed code). */
+                amr: string[];
+                /** @description true under the mfa.policy "required" for a user without a second factor: the session may only enrol one (403 mfa_enrolment_required elsewhere). */
+                enrolmentOnly: boolean;
             };
             /** @description Only with _is_native=true; send it back as "Authorization: Bearer <sessionToken>". */
             sessionToken?: string;
@@ -2177,6 +2364,20 @@ export interface components {
                 /** @enum {string} */
                 use: "sig";
             };
+        };
+        /**
+         * TotpEnrolment
+         * @description A pending TOTP factor: confirm it with a first code.
+         */
+        TotpEnrolment: {
+            /** Format: uuid */
+            factorId: string;
+            /** @description Base32, for typing into an authenticator app by hand. */
+            secret: string;
+            /** @description otpauth://totp/... (RFC 6238: SHA-1, 6 digits, 30 s), what the QR code holds. */
+            otpauthUri: string;
+            /** @description An SVG image of the QR code of otpauthUri. */
+            qrCodeSvg: string;
         };
         /**
          * User
@@ -4522,6 +4723,84 @@ export interface operations {
             };
         };
     };
+    getUserFactors: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MfaOverview"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    resetUserFactors: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     signUp: {
         parameters: {
             query?: {
@@ -4694,13 +4973,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The signed-in user and the new session (its token in `sessionToken` for a native app; a browser gets the `__session` cookie). */
+            /** @description Default Response */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SessionResponse"];
+                    "application/json": components["schemas"]["SessionResponse"] | components["schemas"]["MfaRequired"];
                 };
             };
             /** @description Error (RFC 9457) */
@@ -4795,13 +5074,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The signed-in user and the new session (its token in `sessionToken` for a native app; a browser gets the `__session` cookie). */
+            /** @description Default Response */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SessionResponse"];
+                    "application/json": components["schemas"]["SessionResponse"] | components["schemas"]["MfaRequired"];
                 };
             };
             /** @description Error (RFC 9457) */
@@ -5148,6 +5427,55 @@ export interface operations {
             };
         };
     };
+    verifySecondFactor: {
+        parameters: {
+            query?: {
+                /** @description true: return sessionToken in the body instead of setting the __session cookie. */
+                _is_native?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    challengeToken: string;
+                    /** @description A 6-digit TOTP code, or a backup code (case, spaces and the dash do not matter). */
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The signed-in user and the new session (its token in `sessionToken` for a native app; a browser gets the `__session` cookie). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionResponse"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getJwks: {
         parameters: {
             query?: never;
@@ -5447,9 +5775,211 @@ export interface operations {
             content: {
                 "application/json": {
                     password: string;
+                } | {
+                    /** @description A TOTP code or a backup code of the user's second factor. */
+                    code: string;
                 };
             };
         };
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getMyFactors: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MfaOverview"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    enrolTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A pending TOTP factor: confirm it with a first code. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TotpEnrolment"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    confirmTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                factorId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The 6-digit code the authenticator app shows. */
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackupCodes"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    regenerateBackupCodes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackupCodes"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    removeMyFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                factorId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
         responses: {
             /** @description No content */
             204: {

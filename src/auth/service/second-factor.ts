@@ -1,0 +1,89 @@
+import { checkSecondFactor, hasSecondFactor, SECOND_FACTOR_KINDS } from '../../factors/service.js';
+import type { RequestContext } from '../../platform/caller.js';
+import type { Clock } from '../../platform/clock.js';
+import type { Sealer } from '../../platform/crypto/encryption.js';
+import type { CteChain } from '../../platform/db/cte.js';
+import { randomToken, sha256 } from '../../platform/crypto/tokens.js';
+import { inTransaction, type Db } from '../../platform/db/database.js';
+import type { JsonObject } from '../../platform/json.js';
+import { toClientUser } from '../../users/accounts.js';
+import type { ClientUser } from '../../users/schemas.js';
+import { secondFactorSucceeded, type UsersService } from '../../users/service.js';
+import { invalidChallenge, invalidCode } from '../errors.js';
+import { createChallengesStore } from '../store.js';
+import { recordFailedSignIn } from './common.js';
+import { complete, type AuthEnvironment, type IssueOptions, type IssueSession, type SignInMethod, type SignInResult } from './issue-session.js';
+
+/** Whether a first step must be followed by a second: the user has a factor, and factors are not turned off (mfa.policy). */
+export const secondStepApplies = (env: AuthEnvironment, userHasFactor: boolean) => userHasFactor && env.settings.mfa.policy !== 'off';
+
+/** Long enough to open an authenticator app, short enough that a stolen challenge is soon worthless. */
+const CHALLENGE_LIFETIME_MS = 5 * 60_000;
+
+export interface SecondFactorDeps {
+  db: Db; clock: Clock; sealer: Sealer; issueSession: IssueSession;
+  users: Pick<UsersService, 'reserveAttemptById' | 'finishSignInAttempt'>;
+}
+
+export interface MfaVerifyBody { challengeToken: string; code: string }
+
+/** The second step of a sign-in: a challenge for a user with a factor, and the code that answers it. */
+export function createSecondFactorStep({ db, clock, sealer, issueSession, users }: SecondFactorDeps) {
+  const challenges = createChallengesStore(db);
+
+  /** A single-use challenge for the user, in the caller's transaction; the session waits for its code. */
+  async function challenge(trx: Db, env: AuthEnvironment, userId: string, method: SignInMethod, details: JsonObject = {}): Promise<SignInResult> {
+    const challengeToken = randomToken('mfa_');
+    const now = clock.now();
+    await createChallengesStore(trx).insert(env.id, { tokenHash: sha256(challengeToken), userId, method, details, expiresAt: new Date(now.getTime() + CHALLENGE_LIFETIME_MS) }, now);
+    return { status: 'mfa_required', challengeToken, factors: SECOND_FACTOR_KINDS };
+  }
+
+  /** A wrong code: spent on the challenge and on the account's lockout budget (the one that fills it locks), and recorded. */
+  async function refuse(env: AuthEnvironment, tokenHash: Buffer, userId: string, reserved: boolean, context: RequestContext): Promise<never> {
+    await challenges.countFailure(env.id, tokenHash);
+    if (reserved) {
+      const locked = await users.finishSignInAttempt(env.id, userId, false, env.settings.lockout);
+      await recordFailedSignIn(db, clock, env, userId, context, 'invalid_second_factor', locked);
+    }
+    throw invalidCode();
+  }
+
+  return {
+    challenge,
+
+    /**
+     * After a first step that proved the user (OAuth, a password reset): a challenge when they have a
+     * factor, else the session. The password sign-in decides this itself, as its session statement does more.
+     */
+    async challengeOrSession(trx: Db, env: AuthEnvironment, user: ClientUser, context: RequestContext, method: SignInMethod, details: JsonObject = {}, options: IssueOptions = {}) {
+      if (secondStepApplies(env, await hasSecondFactor(trx, env.id, user.id))) return challenge(trx, env, user.id, method, details);
+      return complete(await issueSession(trx, env, user, context, method, details, options));
+    },
+
+    /**
+     * A TOTP or backup code for a live challenge. Each try takes one of the account's attempts first (as a
+     * password does), so neither a burst nor fresh challenges outrun the lockout; a locked account answers
+     * as a wrong code. The right code uses the challenge up and starts the session in one transaction,
+     * with the failure count cleared and the first step's method recorded with the factor.
+     */
+    async verify(env: AuthEnvironment, body: MfaVerifyBody, context: RequestContext): Promise<SignInResult> {
+      const tokenHash = sha256(body.challengeToken);
+      const found = await challenges.findLive(env.id, tokenHash, clock.now());
+      if (!found) throw invalidChallenge();
+      const user = await users.reserveAttemptById(env.id, found.user_id, env.settings.lockout);
+      const kind = user && await checkSecondFactor(db, sealer, env.id, user.id, body.code, clock.now());
+      if (!user || !kind) return refuse(env, tokenHash, found.user_id, user !== undefined, context);
+      return inTransaction(db, async (trx) => {
+        const used = await createChallengesStore(trx).consume(env.id, tokenHash, clock.now());
+        if (!used) throw invalidChallenge();
+        const lockUser = { name: 'second_factor_finish', add: (chain: CteChain) => chain.add('signed_in', secondFactorSucceeded(env.id, user.id)) };
+        return complete(await issueSession(trx, env, toClientUser(user), context, used.method as SignInMethod, { ...used.details, secondFactor: kind }, { secondFactor: true, lockUser }));
+      });
+    },
+
+    /** Housekeeping: challenges a day past expiry are gone for good. */
+    pruneExpired: () => challenges.deleteExpired(new Date(clock.now().getTime() - 86_400_000)),
+  };
+}
+export type SecondFactorStep = ReturnType<typeof createSecondFactorStep>;
