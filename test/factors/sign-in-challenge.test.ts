@@ -91,6 +91,17 @@ describe('the second step of a sign-in: POST /_svc/auth/mfa/verify', () => {
     expectProblem(await verify(t, env, used, codeAt(t, secret)), 400, 'invalid_challenge');
   });
 
+  it('starts one session for a challenge answered twice at once with two right codes', async () => {
+    const env = await t.given.environment();
+    const { user, secret, backupCodes } = await userWithTotp(t, env);
+    const challenge = await challengeOf(t, env, user);
+    const answers = await Promise.all([verify(t, env, challenge, codeAt(t, secret)), verify(t, env, challenge, backupCodes[0])]);
+    expect(answers.map((a) => a.statusCode).sort()).toEqual([200, 400]);
+    expectProblem(answers.find((a) => a.statusCode === 400)!, 400, 'invalid_challenge');
+    const sessions = await t.db.selectFrom('sessions').select('id').where('environment_id', '=', env.id).where('user_id', '=', user.id).execute();
+    expect(sessions).toHaveLength(2); // the enrolling session and the one the challenge started
+  });
+
   it("refuses a challenge in another environment, as an unknown one", async () => {
     const [mine, theirs] = [await t.given.environment(), await t.given.environment()];
     const { user, secret } = await userWithTotp(t, theirs);

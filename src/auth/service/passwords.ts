@@ -103,8 +103,7 @@ export function createPasswordAuthService({ db, clock, limiter, mailer, metrics,
       if (!secondStepApplies(env, candidate.hasSecondFactor)) return complete(await finishPasswordSignIn(env, user, context, releaseStatement(env.id, ipBucket, ipAttempt)));
       // The password was right, so the client's attempt goes back; the account's stays reserved until a
       // right code clears it, or a stolen password would buy fresh code guesses at every sign-in.
-      await limiter.release(env.id, ipBucket, ipAttempt);
-      return secondStep.challenge(db, env, user.id, 'password');
+      return secondStep.challenge(db, env, user.id, 'password', {}, releaseStatement(env.id, ipBucket, ipAttempt));
     }
     const reason = !passwordOk ? 'invalid_password' : user.status === 'banned' ? 'user_banned'
       : user.registrationState === 'pending_email_verification' ? 'email_not_verified' : undefined;

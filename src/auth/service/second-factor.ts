@@ -2,15 +2,18 @@ import { checkSecondFactor, hasSecondFactor, SECOND_FACTOR_KINDS } from '../../f
 import type { RequestContext } from '../../platform/caller.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Sealer } from '../../platform/crypto/encryption.js';
-import type { CteChain } from '../../platform/db/cte.js';
 import { randomToken, sha256 } from '../../platform/crypto/tokens.js';
-import { inTransaction, type Db } from '../../platform/db/database.js';
+import { sql, type RawBuilder } from 'kysely';
+import { preparedAs, type Db } from '../../platform/db/database.js';
+import { runChain, type CteChain } from '../../platform/db/cte.js';
+import type { UserLock } from '../../platform/db/tables.js';
+import { ProblemError } from '../../platform/http/problem.js';
 import type { JsonObject } from '../../platform/json.js';
 import { toClientUser } from '../../users/accounts.js';
 import type { ClientUser } from '../../users/schemas.js';
 import { secondFactorSucceeded, type UsersService } from '../../users/service.js';
 import { invalidChallenge, invalidCode } from '../errors.js';
-import { createChallengesStore } from '../store.js';
+import { consumeChallengeAfter, createChallengesStore, insertChallengeStatement } from '../store.js';
 import { recordFailedSignIn } from './common.js';
 import { complete, type AuthEnvironment, type IssueOptions, type IssueSession, type SignInMethod, type SignInResult } from './issue-session.js';
 
@@ -31,11 +34,18 @@ export interface MfaVerifyBody { challengeToken: string; code: string }
 export function createSecondFactorStep({ db, clock, sealer, issueSession, users }: SecondFactorDeps) {
   const challenges = createChallengesStore(db);
 
-  /** A single-use challenge for the user, in the caller's transaction; the session waits for its code. */
-  async function challenge(trx: Db, env: AuthEnvironment, userId: string, method: SignInMethod, details: JsonObject = {}): Promise<SignInResult> {
+  /**
+   * A single-use challenge for the user, in the caller's transaction; the session waits for its code.
+   * `withIt` is a write that commits in the same statement (a password sign-in gives the client's attempt back).
+   */
+  async function challenge(trx: Db, env: AuthEnvironment, userId: string, method: SignInMethod, details: JsonObject = {}, withIt?: RawBuilder<unknown>): Promise<SignInResult> {
     const challengeToken = randomToken('mfa_');
     const now = clock.now();
-    await createChallengesStore(trx).insert(env.id, { tokenHash: sha256(challengeToken), userId, method, details, expiresAt: new Date(now.getTime() + CHALLENGE_LIFETIME_MS) }, now);
+    const insert = insertChallengeStatement(env.id, { tokenHash: sha256(challengeToken), userId, method, details, expiresAt: new Date(now.getTime() + CHALLENGE_LIFETIME_MS) }, now);
+    await runChain(trx, preparedAs(withIt ? 'challenge_with_write' : 'challenge'), (chain) => {
+      if (withIt) chain.add('with_it', withIt);
+      return chain.add('challenge', insert);
+    });
     return { status: 'mfa_required', challengeToken, factors: SECOND_FACTOR_KINDS };
   }
 
@@ -64,8 +74,9 @@ export function createSecondFactorStep({ db, clock, sealer, issueSession, users 
     /**
      * A TOTP or backup code for a live challenge. Each try takes one of the account's attempts first (as a
      * password does), so neither a burst nor fresh challenges outrun the lockout; a locked account answers
-     * as a wrong code. The right code uses the challenge up and starts the session in one transaction,
-     * with the failure count cleared and the first step's method recorded with the factor.
+     * as a wrong code. The right code starts the session in one statement: the failure count cleared, the
+     * challenge used up (of two answers at once, one finds it live), the session, and `user.signed_in`
+     * with the first step's method and the factor.
      */
     async verify(env: AuthEnvironment, body: MfaVerifyBody, context: RequestContext): Promise<SignInResult> {
       const tokenHash = sha256(body.challengeToken);
@@ -74,12 +85,20 @@ export function createSecondFactorStep({ db, clock, sealer, issueSession, users 
       const user = await users.reserveAttemptById(env.id, found.user_id, env.settings.lockout);
       const kind = user && await checkSecondFactor(db, sealer, env.id, user.id, body.code, clock.now());
       if (!user || !kind) return refuse(env, tokenHash, found.user_id, user !== undefined, context);
-      return inTransaction(db, async (trx) => {
-        const used = await createChallengesStore(trx).consume(env.id, tokenHash, clock.now());
-        if (!used) throw invalidChallenge();
-        const lockUser = { name: 'second_factor_finish', add: (chain: CteChain) => chain.add('signed_in', secondFactorSucceeded(env.id, user.id)) };
-        return complete(await issueSession(trx, env, toClientUser(user), context, used.method as SignInMethod, { ...used.details, secondFactor: kind }, { secondFactor: true, lockUser }));
-      });
+      const lockUser = {
+        name: 'second_factor_finish',
+        add: (chain: CteChain) => {
+          const locked = chain.add('locked', secondFactorSucceeded(env.id, user.id));
+          const used = chain.add('challenge_used', consumeChallengeAfter(env.id, tokenHash, clock.now(), locked));
+          return chain.add('signed_in', sql<UserLock>`select l.* from ${locked.from} l where exists (select from ${used.from})`);
+        },
+      };
+      const details = { ...found.details, secondFactor: kind };
+      return complete(await issueSession(db, env, toClientUser(user), context, found.method as SignInMethod, details, { secondFactor: true, lockUser }).catch(async (err: unknown) => {
+        // No session: the user stopped being active (the challenge is still live), or another answer used the challenge first.
+        if (err instanceof ProblemError && err.code === 'user_not_active' && !(await challenges.findLive(env.id, tokenHash, clock.now()))) throw invalidChallenge();
+        throw err;
+      }));
     },
 
     /** Housekeeping: challenges a day past expiry are gone for good. */
