@@ -152,4 +152,5 @@ export const housekeepingOf = (config: Config): Housekeeping => ({
   intervalSeconds: config.housekeepingIntervalSeconds,
   sessionRetentionDays: config.retentionSessionsDays,
   outboxRetentionDays: config.retentionOutboxDays,
+  jobRetentionDays: HOUSEKEEPING_DEFAULTS.jobRetentionDays,
 });
