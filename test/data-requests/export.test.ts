@@ -28,7 +28,7 @@ describe('data exports: POST /_svc/me/data-requests {type: "export"} and the dow
     const early = await t.client(env, { token: session.token }).get(`/me/data-requests/${created.id}/download`);
     expectProblem(early, 409, 'export_not_ready');
 
-    expect(await t.app.runJobs()).toBe(1);
+    await t.app.runJobs();
 
     const listed = (await t.client(env, { token: session.token }).get('/me/data-requests')).json();
     expect(listed.items).toEqual([{ ...created, status: 'ready', readyAt: t.clock.now().toISOString(), expiresAt: new Date(t.clock.now().getTime() + 7 * DAY_MS).toISOString() }]);
