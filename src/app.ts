@@ -3,6 +3,8 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
+import { accountClientRoutes } from './account/routes.js';
+import { createAccountService } from './account/service.js';
 import { auditServerRoutes } from './audit/routes.js';
 import { createAuditService } from './audit/service.js';
 import { impersonationRedeemRoutes } from './auth/routes/impersonation.js';
@@ -241,7 +243,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     resolveEnvironment: (host) => environments.findByHost(host),
     authenticateSession: (environmentId, token) => sessions.authenticate(environmentId, token),
     publicRoutes: [...signInRoutes, sessionTokensPublicRoutes(sessionTokens), environmentClientRoutes(environments, oauth.listEnabled)],
-    sessionRoutes: [usersClientRoutes(users), sessionsClientRoutes(sessions), signOutRoutes(sessions), organizationsClientRoutes(createMemberActions(organizations)), organizationInvitationsClientRoutes(organizationInvitations), sessionTokensClientRoutes(sessionTokens), oauthSessionRoutes(oauth), dataRequestsClientRoutes(dataRequests)],
+    sessionRoutes: [usersClientRoutes(users), accountClientRoutes(createAccountService({ db, clock, limiter, mailer, users })), sessionsClientRoutes(sessions), signOutRoutes(sessions), organizationsClientRoutes(createMemberActions(organizations)), organizationInvitationsClientRoutes(organizationInvitations), sessionTokensClientRoutes(sessionTokens), oauthSessionRoutes(oauth), dataRequestsClientRoutes(dataRequests)],
   }), { prefix: '/_svc' });
 
   if (options.adminToken) {

@@ -21,7 +21,7 @@ export function createExportStore(db: Db) {
       db.selectFrom('users').select('email').where('environment_id', '=', environmentId).where('id', '=', userId)
         .executeTakeFirst().then((row) => row?.email ?? null),
     sessions: (environmentId: string, userId: string) => rowsOf(sql<JsonObject>`
-      select id, created_at as "createdAt", last_active_at as "lastActiveAt", expires_at as "expiresAt", revoked_at as "revokedAt",
+      select id, created_at as "createdAt", authenticated_at as "authenticatedAt", last_active_at as "lastActiveAt", expires_at as "expiresAt", revoked_at as "revokedAt",
         ip_address as "ipAddress", user_agent as "userAgent", actor
       from sessions where environment_id = ${environmentId}::uuid and user_id = ${userId}::uuid order by id`),
     identities: (environmentId: string, userId: string) => rowsOf(sql<JsonObject>`

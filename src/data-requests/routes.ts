@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { Page, PageQuery } from '../platform/http/common-schemas.js';
-import { clientCaller, NOT_UNDER_IMPERSONATION, serverCaller, signedIn } from '../platform/http/planes.js';
+import { clientCaller, NOT_UNDER_IMPERSONATION, RECENTLY_AUTHENTICATED, serverCaller, signedIn } from '../platform/http/planes.js';
 import {
   CreateDataRequestBody, DataExportArchive, DataRequest, DataRequestParams, ListDataRequestsQuery, StartDataRequestBody, UserDataRequestParams,
 } from './schemas.js';
@@ -12,6 +12,8 @@ const ERASURE = 'An erasure waits out its grace period (status `scheduled` until
   + "Gatehouse's own audit events about the user, and keeps the user id (status `deleted`) and the customer's audit events. "
   + 'An export is prepared in the background (`pending`, then `ready`) and can be downloaded for 7 days. '
   + 'One request of each type in flight per user (409 data_request_in_progress); an erasure of the only active owner of an organization is 409 last_owner.';
+const CLIENT_REQUEST = ' Needs recent authentication (a password or second-factor check in this session within 10 minutes, else 403 reauthentication_required); '
+  + 'an impersonated session gets 403 impersonation_restricted.';
 
 /** Client plane, signed in: the user's own data requests (GDPR Art. 15, 17 and 20). */
 export function dataRequestsClientRoutes(dataRequests: DataRequestsService): FastifyPluginAsync {
@@ -19,8 +21,8 @@ export function dataRequestsClientRoutes(dataRequests: DataRequestsService): Fas
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     const tags = ['Client: data requests'];
     app.post('/me/data-requests', {
-      config: { ...NOT_UNDER_IMPERSONATION },
-      schema: { operationId: 'createMyDataRequest', summary: 'Request an export or the erasure of my data', description: ERASURE, tags, body: CreateDataRequestBody, response: { 202: DataRequest } },
+      config: { ...NOT_UNDER_IMPERSONATION, ...RECENTLY_AUTHENTICATED },
+      schema: { operationId: 'createMyDataRequest', summary: 'Request an export or the erasure of my data', description: ERASURE + CLIENT_REQUEST, tags, body: CreateDataRequestBody, response: { 202: DataRequest } },
     }, async (req, reply) => reply.code(202).send(await dataRequests.request(req.environmentId, signedIn(req).userId, req.body, clientCaller(req))));
     app.get('/me/data-requests', { schema: { operationId: 'listMyDataRequests', summary: 'List my data requests, newest first', tags, querystring: PageQuery, response: { 200: Page(DataRequest) } } },
       (req) => dataRequests.listForUser(req.environmentId, signedIn(req).userId, req.query));

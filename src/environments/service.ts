@@ -176,7 +176,7 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
     },
     /**
      * The public configuration of the environment. What is not built yet answers what holds today:
-     * no second factors or passkeys to enrol, no self-deletion; sign-up is always open.
+     * no second factors or passkeys to enrol; sign-up is always open.
      */
     async publicConfiguration(environmentId: string, oauthProviders: PublicEnvironment['oauthProviders']): Promise<PublicEnvironment> {
       const { name, settings } = await record(environmentId);
@@ -188,7 +188,7 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
         mfa: { policy: 'off', factors: [] },
         passkeys: { enabled: false },
         organizations: { selfServiceEnabled: true },
-        selfDeletionEnabled: false,
+        selfDeletionEnabled: settings.selfDeletionEnabled,
         locales: ['en', 'da'],
       };
     },

@@ -35,6 +35,7 @@ export const EnvironmentSettings = Type.Object({
   dataErasureGraceDays: Type.Integer({ minimum: 0, maximum: 365 }),
   enumerationProtection: Type.Boolean(),
   oauthLinkVerifiedEmails: Type.Boolean(),
+  selfDeletionEnabled: Type.Boolean(),
   session: Type.Object({
     idleTimeoutSeconds: Seconds, maxLifetimeSeconds: Seconds, jwtLifetimeSeconds: Type.Integer({ minimum: 1, maximum: 3600 }),
   }, { additionalProperties: false }),
@@ -61,6 +62,7 @@ export const DEFAULT_SETTINGS: EnvironmentSettings = Object.freeze({
   dataErasureGraceDays: 7,
   enumerationProtection: false,
   oauthLinkVerifiedEmails: true,
+  selfDeletionEnabled: true,
   session: { idleTimeoutSeconds: 604_800, maxLifetimeSeconds: 2_592_000, jwtLifetimeSeconds: 60 },
   lockout: { maxFailedAttempts: 10, coolDownSeconds: 3600, ipMaxFailures: 100, ipWindowSeconds: 900 },
 }) as EnvironmentSettings;

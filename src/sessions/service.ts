@@ -22,6 +22,9 @@ export interface SessionLifetimes { idleTimeoutSeconds: number; maxLifetimeSecon
 /** Where a session starts from: the request's context, and the actor of an impersonated session. */
 export interface SessionStartContext extends CallerContext { actor?: SessionActor | null }
 
+/** How long a password or second-factor check counts as recent for a sensitive change (contract §3d). */
+export const RECENT_AUTHENTICATION_MS = 10 * 60_000;
+
 // Writing last-activity on every request would turn each read into a write. A minute's precision is
 // plenty for long idle timeouts; a short one is kept to a tenth of itself, or a session in steady use
 // (say every 20 s with a 30 s timeout) would expire between two writes.
@@ -53,23 +56,27 @@ const sessionNotFound = () => new ProblemError(404, 'resource_not_found', 'No se
  * fixation), only its hash stored; no row when the user is no longer active. `id` is chosen by a caller
  * that names the session before it starts (an impersonation redeemed). `started` reads its row.
  */
-export function sessionAfter(userId: string, lifetimes: SessionLifetimes, context: SessionStartContext, now: Date, id = uuidv7()) {
-  const { session, token } = newSession(userId, lifetimes, context, now, id);
+export function sessionAfter(userId: string, lifetimes: SessionLifetimes, context: SessionStartContext, now: Date, authenticatedAt: Date | null, id = uuidv7()) {
+  const { session, token } = newSession(userId, lifetimes, context, now, authenticatedAt, id);
   return { id: session.id, token, statement: (user: Cte<UserLock>) => insertSessionAfter(user, session, now), started: toStarted };
 }
 
-function newSession(userId: string, lifetimes: SessionLifetimes, context: SessionStartContext, now: Date, id: string) {
+function newSession(userId: string, lifetimes: SessionLifetimes, context: SessionStartContext, now: Date, authenticatedAt: Date | null, id: string) {
   const token = randomToken('sess_');
   const session: NewSession = {
     id, userId, tokenHash: sha256(token), actor: context.actor ?? null, ipAddress: context.ipAddress, userAgent: context.userAgent,
-    idleTimeoutSeconds: lifetimes.idleTimeoutSeconds, expiresAt: new Date(now.getTime() + lifetimes.maxLifetimeSeconds * 1000),
+    idleTimeoutSeconds: lifetimes.idleTimeoutSeconds, expiresAt: new Date(now.getTime() + lifetimes.maxLifetimeSeconds * 1000), authenticatedAt,
   };
   return { session, token };
 }
 
-/** Revokes every live session of the user in the caller's transaction; answers how many there were. */
-export const revokeAllSessions = (db: Db, environmentId: string, userId: string, now: Date) =>
-  createSessionsStore(db).revokeAllForUser(environmentId, userId, now);
+/** Revokes every live session of the user (but `keep`, when given) in the caller's transaction; answers how many it revoked. */
+export const revokeAllSessions = (db: Db, environmentId: string, userId: string, now: Date, keep?: string) =>
+  createSessionsStore(db).revokeAllForUser(environmentId, userId, now, keep);
+
+/** The user proved who they are again in this session (a password check), in the caller's transaction. */
+export const markSessionAuthenticated = (db: Db, environmentId: string, sessionId: string, now: Date) =>
+  createSessionsStore(db).markAuthenticated(environmentId, sessionId, now);
 
 /**
  * Erasure, in the caller's transaction: deletes every session of the user, live or ended, so the next
@@ -92,7 +99,8 @@ export function createSessionsService({ db, clock }: { db: Db; clock: Clock }) {
       const found = await store.findLiveByToken(environmentId, sha256(token), now);
       if (!found) return undefined;
       if (now.getTime() - found.last_active_at.getTime() > touchIntervalMs(found.idle_timeout_seconds)) await store.touch(environmentId, found.id, now);
-      return { id: found.id, userId: found.user_id, impersonatorId: impersonatorOf(found.actor), publicMetadata: found.public_metadata };
+      const recentlyAuthenticated = found.authenticated_at !== null && now.getTime() - found.authenticated_at.getTime() <= RECENT_AUTHENTICATION_MS;
+      return { id: found.id, userId: found.user_id, impersonatorId: impersonatorOf(found.actor), recentlyAuthenticated, publicMetadata: found.public_metadata };
     },
     /**
      * Revokes one session of the user and records it in the same transaction; revoking a revoked session

@@ -9,6 +9,8 @@ import type { ListSessionsQuery, Session, SessionActor, StartedSession } from '.
 export interface NewSession {
   id: string; userId: string; tokenHash: Buffer; actor: SessionActor | null; ipAddress: string | null; userAgent: string | null;
   idleTimeoutSeconds: number; expiresAt: Date;
+  /** When the user last proved who they are in this session (password, second factor); null for an emailed code or impersonation. */
+  authenticatedAt: Date | null;
 }
 
 /** A session is live while not revoked, before its absolute expiry and within its idle timeout. */
@@ -18,10 +20,10 @@ const isLive = (now: Date) =>
 /** The insert of a session for the users selected after it (aliased `u`), which only the caller's FROM names. */
 const insertSessionOf = (session: NewSession, now: Date) => sql`
   insert into sessions (environment_id, id, user_id, token_hash, actor, ip_address, user_agent,
-                        created_at, last_active_at, idle_timeout_seconds, expires_at)
+                        created_at, last_active_at, idle_timeout_seconds, expires_at, authenticated_at)
   select u.environment_id, ${session.id}::uuid, u.id, ${session.tokenHash}, ${session.actor === null ? null : jsonb(session.actor)}::jsonb,
          ${session.ipAddress}, ${session.userAgent}, ${now}::timestamptz, ${now}::timestamptz,
-         ${session.idleTimeoutSeconds}::integer, ${session.expiresAt}::timestamptz`;
+         ${session.idleTimeoutSeconds}::integer, ${session.expiresAt}::timestamptz, ${session.authenticatedAt}::timestamptz`;
 
 /**
  * A session for the user a CTE of the caller's statement locked (FOR SHARE or by updating it), inserted
@@ -39,7 +41,7 @@ export function createSessionsStore(db: Db) {
     findLiveByToken: (environmentId: string, tokenHash: Buffer, now: Date) =>
       db.selectFrom('sessions as s')
         .innerJoin('users as u', (join) => join.onRef('u.environment_id', '=', 's.environment_id').onRef('u.id', '=', 's.user_id'))
-        .select(['s.id', 's.user_id', 's.actor', 's.last_active_at', 's.idle_timeout_seconds', 'u.public_metadata'])
+        .select(['s.id', 's.user_id', 's.actor', 's.last_active_at', 's.idle_timeout_seconds', 's.authenticated_at', 'u.public_metadata'])
         .where('s.environment_id', '=', environmentId).where('s.token_hash', '=', tokenHash)
         .where('u.status', '=', 'active').where(isLive(now))
         .executeTakeFirst(),
@@ -53,10 +55,17 @@ export function createSessionsStore(db: Db) {
     touch: (environmentId: string, sessionId: string, now: Date) =>
       db.updateTable('sessions').set({ last_active_at: now })
         .where('environment_id', '=', environmentId).where('id', '=', sessionId).execute(),
-    revokeAllForUser: (environmentId: string, userId: string, now: Date) =>
-      db.updateTable('sessions').set({ revoked_at: now })
-        .where('environment_id', '=', environmentId).where('user_id', '=', userId).where('revoked_at', 'is', null)
-        .executeTakeFirst().then((r) => Number(r.numUpdatedRows)),
+    /** Revokes every live session of the user but `keep` (when given); answers how many it revoked. */
+    revokeAllForUser: (environmentId: string, userId: string, now: Date, keep?: string) => {
+      let query = db.updateTable('sessions').set({ revoked_at: now })
+        .where('environment_id', '=', environmentId).where('user_id', '=', userId).where('revoked_at', 'is', null);
+      if (keep) query = query.where('id', '<>', keep);
+      return query.executeTakeFirst().then((r) => Number(r.numUpdatedRows));
+    },
+    /** The user proved who they are again in this live session (a password check). */
+    markAuthenticated: (environmentId: string, sessionId: string, now: Date) =>
+      db.updateTable('sessions').set({ authenticated_at: now })
+        .where('environment_id', '=', environmentId).where('id', '=', sessionId).where('revoked_at', 'is', null).execute(),
     /** Erasure: every session of the user, live or ended (their IPs and user agents go with them). */
     deleteAllForUser: (environmentId: string, userId: string) =>
       db.deleteFrom('sessions').where('environment_id', '=', environmentId).where('user_id', '=', userId)

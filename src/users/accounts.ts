@@ -37,10 +37,15 @@ export function clientUserFromJson(row: JsonObject): ClientUser {
   return toClientUser(toUser(Object.fromEntries(columns) as Selectable<UserRow>));
 }
 
-/** The password's argon2id hash once it meets the environment's policy; 400 weak_password (before any hashing) otherwise. */
-export async function checkedPasswordHash(password: string, settings: EnvironmentSettings, email: string | null | undefined) {
+/** 400 weak_password unless the password meets the environment's policy; cheap, so it runs before any hashing. */
+export function assertPasswordPolicy(password: string, settings: EnvironmentSettings, email: string | null | undefined) {
   const problem = passwordProblem(password, settings.passwordPolicy, email);
   if (problem) throw weakPassword(problem);
+}
+
+/** The password's argon2id hash once it meets the environment's policy; 400 weak_password (before any hashing) otherwise. */
+export async function checkedPasswordHash(password: string, settings: EnvironmentSettings, email: string | null | undefined) {
+  assertPasswordPolicy(password, settings, email);
   return hashPassword(password);
 }
 
@@ -110,6 +115,14 @@ export const lastOwnedOrganizations = (trx: Db, environmentId: string, userId: s
  */
 export const eraseAccount = (trx: Db, environmentId: string, userId: string, now: Date) =>
   createUsersStore(trx).erase(environmentId, userId, now).then((row) => row?.status);
+
+/** The user and its password hash (null when it has none), read without a lock; undefined when there is no such user. */
+export const userCredentials = (db: Db, environmentId: string, userId: string) =>
+  createUsersStore(db).findCredentialsById(environmentId, userId);
+
+/** The signed-in user's new password, in the caller's transaction; undefined unless the user is active. */
+export const setPassword = (trx: Db, environmentId: string, userId: string, passwordHash: string, now: Date) =>
+  createUsersStore(trx).setPassword(environmentId, userId, passwordHash, now);
 
 /** The user and whether it has a password, locked for the caller's transaction; undefined when there is no such user. */
 export const lockUserCredentials = (trx: Db, environmentId: string, userId: string) =>

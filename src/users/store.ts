@@ -66,6 +66,12 @@ export function createUsersStore(db: Db) {
     /** The row locked until the transaction ends, for read-merge-write of metadata. */
     findForUpdate: (environmentId: string, userId: string) =>
       rowById(environmentId, userId).forUpdate().executeTakeFirst().then((row) => row && toUser(row)),
+    findCredentialsById: (environmentId: string, userId: string) =>
+      rowById(environmentId, userId).executeTakeFirst().then(toCredentials),
+    /** A new password for an active user; the sign-in lockout goes with the old one. */
+    setPassword: (environmentId: string, userId: string, passwordHash: string, now: Date) =>
+      byId(environmentId, userId).where('status', '=', 'active').set({ password_hash: passwordHash, failed_sign_ins: 0, locked_until: null, updated_at: now })
+        .returningAll().executeTakeFirst().then((row) => row && toUser(row)),
     /** The user with whether it has a password, locked until the transaction ends (an identity unlinked). */
     lockCredentials: (environmentId: string, userId: string) =>
       rowById(environmentId, userId).forUpdate().executeTakeFirst().then(toCredentials),

@@ -23,3 +23,24 @@ describe('data requests under impersonation', () => {
     expect(listed.json().items.map((r: { id: string; status: string }) => [r.id, r.status])).toEqual([[own.id, 'scheduled']]);
   });
 });
+
+describe('data requests need recent authentication', () => {
+  let t: TestApp;
+  beforeAll(async () => { t = await startTestApp({ jobsInBackground: false }); });
+  afterAll(() => t.close());
+
+  it('answers 403 reauthentication_required more than 10 minutes after the password sign-in, and accepts again after reauthenticate', async () => {
+    const env = await t.given.environment();
+    const user = await t.given.user(env);
+    const session = await t.given.session(env, user);
+    t.clock.advance(10 * 60_000 + 1);
+    const caller = t.client(env, { token: session.token });
+
+    expectProblem(await caller.post('/me/data-requests', { type: 'erasure' }), 403, 'reauthentication_required');
+    expectProblem(await caller.post('/me/data-requests', { type: 'export' }), 403, 'reauthentication_required');
+    expect((await caller.get('/me/data-requests')).json().items).toEqual([]);
+    const again = await caller.post('/me/reauthenticate', { password: user.password });
+    expect(again.statusCode, again.body).toBe(204);
+    expect((await caller.post('/me/data-requests', { type: 'export' })).statusCode).toBe(202);
+  });
+});

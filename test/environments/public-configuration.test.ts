@@ -8,7 +8,7 @@ describe('GET /_svc/environment: the public configuration', () => {
   afterAll(() => t.close());
 
   it('answers what a sign-in UI draws itself from, cacheable for a minute, with no secret and no allowed origin', async () => {
-    const env = await t.given.environment({ requiredFields: ['email', 'name'], passwordPolicy: { minLength: 12 } }, 'public-config');
+    const env = await t.given.environment({ requiredFields: ['email', 'name'], passwordPolicy: { minLength: 12 }, selfDeletionEnabled: false }, 'public-config');
     await t.server(env).put('/allowed-origins', { origins: ['https://app.example.com'] });
     const put = await t.admin.put(`/environments/${env.id}/oauth-providers/acme`, {
       type: 'oidc', name: 'Acme SSO', clientId: 'client', clientSecret: 'a-secret-not-to-leak', issuer: 'https://sso.example.com',
@@ -37,9 +37,9 @@ describe('GET /_svc/environment: the public configuration', () => {
 
   it('follows a settings change at once, and answers 404 on a host no environment serves', async () => {
     const env = await t.given.environment();
-    expect((await t.client(env).get('/environment')).json().signUp.emailVerificationRequired).toBe(true);
-    await t.admin.patch(`/environments/${env.id}`, { settings: { emailVerificationRequired: false } });
-    expect((await t.client(env).get('/environment')).json().signUp.emailVerificationRequired).toBe(false);
+    expect((await t.client(env).get('/environment')).json()).toMatchObject({ signUp: { emailVerificationRequired: true }, selfDeletionEnabled: true });
+    await t.admin.patch(`/environments/${env.id}`, { settings: { emailVerificationRequired: false, selfDeletionEnabled: false } });
+    expect((await t.client(env).get('/environment')).json()).toMatchObject({ signUp: { emailVerificationRequired: false }, selfDeletionEnabled: false });
     expectProblem(await t.app.inject({ method: 'GET', url: '/_svc/environment', headers: { host: 'nobody.example.com' } }), 404, 'resource_not_found');
   });
 });

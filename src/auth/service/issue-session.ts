@@ -34,6 +34,12 @@ export type SignInResult =
 
 export const complete = (signedIn: SignedIn): SignInResult => ({ status: 'complete', ...signedIn });
 
+/**
+ * The ways in that prove who the user is, so the session starts recently authenticated (contract §3d);
+ * an emailed code alone (verification, invitation, reset) or an impersonation does not.
+ */
+const PROVES_IDENTITY: ReadonlySet<SignInMethod> = new Set(['password', 'sign_up', 'oauth']);
+
 export interface IssueOptions {
   /**
    * Adds the CTEs that lock the user, and any write that must commit with the session (the password
@@ -74,7 +80,8 @@ export function sessionIssuer(clock: Clock) {
   ): Promise<SignedIn> {
     const now = clock.now();
     const lock = options.lockUser ?? plainLock(env.id, user.id);
-    const session = sessionAfter(user.id, lifetimesFor(env, context), context, now, options.sessionId);
+    const authenticatedAt = PROVES_IDENTITY.has(method) ? now : null;
+    const session = sessionAfter(user.id, lifetimesFor(env, context), context, now, authenticatedAt, options.sessionId);
     const row = await insertSignedInSession(trx, lock.name, {
       lockUser: lock.add,
       session: session.statement,

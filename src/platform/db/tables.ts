@@ -28,6 +28,7 @@ export interface SessionRow {
   environment_id: string; id: string; user_id: string; token_hash: Buffer; actor: Json | null;
   ip_address: string | null; user_agent: string | null;
   created_at: Date; last_active_at: Date; idle_timeout_seconds: number; expires_at: Date; revoked_at: Date | null;
+  authenticated_at: Date | null;
 }
 
 export interface VerificationCodeRow {

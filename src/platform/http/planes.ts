@@ -21,12 +21,16 @@ export interface SessionContext {
   userId: string;
   /** The operator behind an impersonated session, when there is one. */
   impersonatorId: string | null;
+  /** Whether the user proved who they are (password, second factor) in this session within the last 10 minutes. */
+  recentlyAuthenticated: boolean;
 }
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** An impersonated session may not call this route (403 impersonation_restricted): see NOT_UNDER_IMPERSONATION. */
     notUnderImpersonation?: true;
+    /** Only a recently authenticated session may call this route (403 reauthentication_required): see RECENTLY_AUTHENTICATED. */
+    recentAuthentication?: true;
   }
   interface FastifyRequest {
     /** Set by every plane's auth hook; routes read it and never authenticate themselves. */
@@ -48,6 +52,13 @@ export const SESSION_COOKIE = '__session';
 export const NOT_UNDER_IMPERSONATION = { notUnderImpersonation: true } as const;
 
 /**
+ * The route option of a sensitive change (an address made primary, the account deleted, a data request):
+ * a stolen session, or one left open on a shared computer, must not do it without the password. A
+ * session started by a password, OAuth or second factor counts for 10 minutes; POST /_svc/me/reauthenticate renews it.
+ */
+export const RECENTLY_AUTHENTICATED = { recentAuthentication: true } as const;
+
+/**
  * Declares the per-request fields once at the root so every request has the same shape, and runs each
  * request in a store where its plane records the environment whose share of connections it uses.
  */
@@ -60,6 +71,8 @@ export function decorateRequests(app: FastifyInstance) {
 }
 
 const unauthenticated = (detail: string) => new ProblemError(401, 'unauthenticated', detail);
+export const reauthenticationRequired = () => new ProblemError(403, 'reauthentication_required',
+  'This change needs a recent sign-in: confirm the password with POST /_svc/me/reauthenticate {password}, then try again within 10 minutes.');
 
 function bearerToken(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
@@ -233,6 +246,9 @@ export function clientPlane(deps: ClientPlaneDeps): FastifyPluginAsync {
         }
         if (session.impersonatorId && request.routeOptions.config.notUnderImpersonation) {
           throw new ProblemError(403, 'impersonation_restricted', 'An impersonated session cannot do this: it is the user\'s own to do (ending sessions, deleting an organization, changing credentials).');
+        }
+        if (!session.recentlyAuthenticated && request.routeOptions.config.recentAuthentication) {
+          throw reauthenticationRequired();
         }
         request.session = session;
       });

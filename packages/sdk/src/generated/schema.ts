@@ -950,11 +950,55 @@ export interface paths {
         get: operations["getMe"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete the signed-in user's account
+         * @description Soft-deletes the account as the Server API does: every session revoked, the email freed, the id kept with status deleted. Needs a recent sign-in (403 reauthentication_required) and the selfDeletionEnabled setting (403 self_deletion_disabled); the only active owner of an organization gets 409 last_owner (properties.organizationIds). An impersonated session gets 403 impersonation_restricted. The cookie is cleared.
+         */
+        delete: operations["deleteMe"];
         options?: never;
         head?: never;
         /** Update the signed-in user's profile and unsafe metadata */
         patch: operations["updateMe"];
+        trace?: never;
+    };
+    "/_svc/me/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change or set the password
+         * @description The new password is checked against the policy first (400 weak_password). An account with a password must send it as `currentPassword` (400 current_password_required, 400 invalid_password); an account without one (external sign-in only) needs a recent sign-in instead (403 reauthentication_required). Wrong passwords count against the account (the lockout's maxFailedAttempts per coolDownSeconds, then 429). With `signOutOtherSessions` every other session ends; this one stays and counts as recently authenticated. A notice is mailed. An impersonated session gets 403 impersonation_restricted.
+         */
+        post: operations["changeMyPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/me/reauthenticate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm the password for a sensitive change
+         * @description Confirms the password: the session counts as recently authenticated for 10 minutes, which sensitive changes ask for (403 reauthentication_required). 400 invalid_password; 409 password_not_set for an account without a password (sign in again through its provider instead); wrong passwords count as for a password change (429). An impersonated session gets 403 impersonation_restricted.
+         */
+        post: operations["reauthenticate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/_svc/sessions": {
@@ -1683,6 +1727,7 @@ export interface components {
             emailVerificationRequired: boolean;
             enumerationProtection: boolean;
             oauthLinkVerifiedEmails: boolean;
+            selfDeletionEnabled: boolean;
             session: {
                 idleTimeoutSeconds: number;
                 maxLifetimeSeconds: number;
@@ -5255,6 +5300,42 @@ export interface operations {
             };
         };
     };
+    deleteMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     updateMe: {
         parameters: {
             query?: never;
@@ -5284,6 +5365,98 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["CurrentUser"];
                 };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    changeMyPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Required when the account has a password. */
+                    currentPassword?: string;
+                    /** @description Must meet the environment's password policy (checked first). */
+                    newPassword: string;
+                    /**
+                     * @description true: every other session of the user ends; this one stays.
+                     * @default false
+                     */
+                    signOutOtherSessions?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    reauthenticate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Error (RFC 9457) */
             "4XX": {

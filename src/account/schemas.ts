@@ -1,0 +1,13 @@
+import { Type, type Static } from 'typebox';
+
+const Password = Type.String({ minLength: 1 });
+
+export const ChangePasswordBody = Type.Object({
+  currentPassword: Type.Optional(Type.String({ minLength: 1, description: 'Required when the account has a password.' })),
+  newPassword: Type.String({ minLength: 1, description: "Must meet the environment's password policy (checked first)." }),
+  signOutOtherSessions: Type.Boolean({ default: false, description: 'true: every other session of the user ends; this one stays.' }),
+}, { additionalProperties: false });
+export type ChangePasswordBody = Static<typeof ChangePasswordBody>;
+
+export const ReauthenticateBody = Type.Object({ password: Password }, { additionalProperties: false });
+export type ReauthenticateBody = Static<typeof ReauthenticateBody>;
