@@ -25,6 +25,8 @@ const DEFAULT_SETTINGS = {
   auditLogEnabled: true,
   auditRetentionDays: null,
   emailVerificationRequired: true,
+  dataErasureGraceDays: 7,
+  selfDeletionEnabled: true,
   enumerationProtection: false,
   oauthLinkVerifiedEmails: true,
   session: { idleTimeoutSeconds: 604800, maxLifetimeSeconds: 2592000, jwtLifetimeSeconds: 60 },
