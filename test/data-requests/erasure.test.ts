@@ -7,7 +7,7 @@ import { DAY_MS, eventsOf, expectProblem, requested, storedJob, storedRequest, s
 
 describe('data erasure: POST /_svc/me/data-requests {type: "erasure"}, its grace period and cancel', () => {
   let t: TestApp;
-  beforeAll(async () => { t = await startTestApp({ jobsInBackground: false }); });
+  beforeAll(async () => { t = await startTestApp({ jobsInBackground: false }, { ownDatabase: true }); });
   afterAll(() => t.close());
 
   it('schedules the erasure after dataErasureGraceDays (7 by default) and does nothing before', async () => {

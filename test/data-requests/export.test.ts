@@ -7,7 +7,7 @@ import { DAY_MS, expectProblem, MISSING_ID, requested, storedJob, storedRequest,
 
 describe('data exports: POST /_svc/me/data-requests {type: "export"} and the download', () => {
   let t: TestApp;
-  beforeAll(async () => { t = await startTestApp({ jobsInBackground: false }); });
+  beforeAll(async () => { t = await startTestApp({ jobsInBackground: false }, { ownDatabase: true }); });
   afterAll(() => t.close());
 
   it('answers 202 pending, and once the job ran the archive holds every section and no secret', async () => {

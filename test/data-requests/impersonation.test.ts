@@ -5,7 +5,7 @@ import { expectProblem, requested } from './support.js';
 
 describe('data requests under impersonation', () => {
   let t: TestApp;
-  beforeAll(async () => { t = await startTestApp({ jobsInBackground: false }); });
+  beforeAll(async () => { t = await startTestApp({ jobsInBackground: false }, { ownDatabase: true }); });
   afterAll(() => t.close());
 
   it('answers 403 impersonation_restricted to an impersonated session requesting or cancelling, and lets it list', async () => {
@@ -26,7 +26,7 @@ describe('data requests under impersonation', () => {
 
 describe('data requests need recent authentication', () => {
   let t: TestApp;
-  beforeAll(async () => { t = await startTestApp({ jobsInBackground: false }); });
+  beforeAll(async () => { t = await startTestApp({ jobsInBackground: false }, { ownDatabase: true }); });
   afterAll(() => t.close());
 
   it('answers 403 reauthentication_required more than 10 minutes after the password sign-in, and accepts again after reauthenticate', async () => {

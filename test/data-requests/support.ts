@@ -5,6 +5,11 @@ import type { TestSession } from '../helpers/given.js';
 
 export { expectProblem } from '../helpers/problem.js';
 
+/**
+ * The files here start their apps with `jobsInBackground: false` and run jobs through app.runJobs(), on a
+ * database of their own (ownDatabase): a worker claims due jobs of every environment, and another file's
+ * app on a shared PostgreSQL database would otherwise run these files' jobs at its own moment.
+ */
 export const DAY_MS = 86_400_000;
 export const MISSING_ID = '01900000-0000-7000-8000-000000000000';
 

@@ -23,7 +23,11 @@ export interface JobWorkerOptions {
   /** The first retry comes after about this long; each next one after twice as long, up to maxDelayMs. */
   baseDelayMs: number;
   maxDelayMs: number;
-  /** How long a claimed job is left to its worker before another may take it (longer than any job runs). */
+  /**
+   * How long after a claim another worker may take the job when its attempt has not finished. A running
+   * attempt holds the job's row lock, which claims skip, so this is how long a job whose process died
+   * (SIGKILL, a lost machine) waits before it runs again, not a limit on how long a job may run.
+   */
   leaseMs: number;
   /** The longest the worker sleeps before looking for due jobs (a queued job wakes it sooner). */
   pollIntervalMs: number;
@@ -32,7 +36,7 @@ export interface JobWorkerOptions {
 }
 
 export const JOB_WORKER_DEFAULTS: JobWorkerOptions = {
-  baseDelayMs: 10_000, maxDelayMs: 3_600_000, leaseMs: 10 * 60_000, pollIntervalMs: 5_000, batchSize: 5,
+  baseDelayMs: 10_000, maxDelayMs: 3_600_000, leaseMs: 60_000, pollIntervalMs: 5_000, batchSize: 5,
 };
 
 // Past a look that found nothing while something was due (claimed by another process), look again soon, not at once.
