@@ -69,6 +69,8 @@ export function createDataRequestsService({ db, clock, environments, wakeJobs }:
     const request = await requests.lockInStatus(environmentId, String(job.payload.requestId), 'scheduled');
     if (!request) return;
     const now = clock.now();
+    // The user before the organizations, the order a ban or a delete takes them in, so neither deadlocks with this.
+    await lockExistingUser(trx, environmentId, request.userId);
     const organizationIds = await lastOwnedOrganizations(trx, environmentId, request.userId);
     if (organizationIds.length > 0) {
       await requests.cancel(environmentId, request.id, undefined, 'last_owner', now);
