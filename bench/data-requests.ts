@@ -58,6 +58,26 @@ async function seedUsers(db: Database['db'], env: string, from: number, to: numb
 }
 
 /**
+ * Invitations for users j in [from, to): one environment invitation each (accepted by the user for even j,
+ * revoked for odd), and an organization invitation for every fifth, all in one organization.
+ */
+async function seedInvitations(db: Database['db'], env: string, organization: string, from: number, to: number) {
+  await sql.raw(`
+    insert into invitations (environment_id, id, email, status, token_hash, public_metadata, private_metadata, expires_at, created_at, updated_at,
+      accepted_at, revoked_at, accepted_user_id)
+    select '${env}'::uuid, ${uuidv7Sql('gatehouse-bench-dr-invitation:', { ms: `(${BASE_MS}::bigint + j)` })}, 'user' || j || '@example.com',
+      case when j % 2 = 0 then 'ACCEPTED' else 'REVOKED' end, decode(md5('i' || j), 'hex'), '{}', '{}', now() + interval '30 days', now(), now(),
+      case when j % 2 = 0 then now() end, case when j % 2 = 1 then now() end, case when j % 2 = 0 then ${userId('j')} end
+    from generate_series(${from}::bigint, ${to - 1}::bigint) j`).execute(db);
+  await sql.raw(`
+    insert into organization_invitations (environment_id, id, organization_id, email, role, status, token_hash, expires_at, created_at, updated_at,
+      accepted_at, accepted_user_id)
+    select '${env}'::uuid, ${uuidv7Sql('gatehouse-bench-dr-org-invitation:', { ms: `(${BASE_MS}::bigint + j)` })}, '${organization}'::uuid,
+      'user' || j || '@example.com', 'member', 'ACCEPTED', decode(md5('o' || j), 'hex'), now() + interval '30 days', now(), now(), now(), ${userId('j')}
+    from generate_series(${from}::bigint, ${to - 1}::bigint) j where j % 5 = 0`).execute(db);
+}
+
+/**
  * Events k in [from, to): each names a user picked by hash over the first `users`: half the service's
  * own (the user as actor, with an IP), half the customer's (the user as a target). They take the
  * environment's next sequence numbers, as the app's events do.
@@ -94,8 +114,8 @@ const gatherStatements = (env: string, user: string) => ({
   auditEvents: `select id, sequence, action from audit_events where environment_id = '${env}'::uuid
     and (actor_id = '${user}'::uuid or targets @> '[{"type": "user", "id": "${user}"}]'::jsonb) order by sequence`,
   sessions: `select id, ip_address from sessions where environment_id = '${env}'::uuid and user_id = '${user}'::uuid order by id`,
-  invitations: `select id from invitations where environment_id = '${env}'::uuid and (email = 'user1@example.com' or accepted_user_id = '${user}'::uuid) order by id`,
-  organizationInvitations: `select id from organization_invitations where environment_id = '${env}'::uuid and (email = 'user1@example.com' or accepted_user_id = '${user}'::uuid) order by id`,
+  invitations: `select id from invitations where environment_id = '${env}'::uuid and (email = 'user0@example.com' or accepted_user_id = '${user}'::uuid) order by id`,
+  organizationInvitations: `select id from organization_invitations where environment_id = '${env}'::uuid and (email = 'user0@example.com' or accepted_user_id = '${user}'::uuid) order by id`,
   identities: `select id from user_identities where environment_id = '${env}'::uuid and user_id = '${user}'::uuid order by id`,
 });
 
@@ -160,10 +180,13 @@ export async function run(): Promise<SummaryEntry[]> {
     try {
       const created = await app.inject({ method: 'POST', url: '/api/admin/v1/environments', headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: { name: 'bench' } });
       const env = created.json<{ id: string; secretKey: string }>();
+      const organization = (await app.inject({ method: 'POST', url: '/api/server/v1/organizations', headers: { authorization: `Bearer ${env.secretKey}` }, payload: { name: 'Acme' } }))
+        .json<{ id: string }>().id;
       const small = 1_000;
       const seedTo = async (users: number, fromUsers: number, fromEvents: number) => {
         const started = performance.now();
         await inBatches(users, fromUsers, config.batch, (a, b) => seedUsers(database.db, env.id, a, b), 'users and sessions');
+        await inBatches(users, fromUsers, config.batch, (a, b) => seedInvitations(database.db, env.id, organization, a, b), 'invitations');
         const events = Math.round(users * config.eventsPerUser) + MEASURED * config.heavyTrail;
         await inBatches(events, fromEvents, config.batch, (a, b) => seedEvents(database.db, env.id, a, b, users, config.heavyTrail), 'audit events');
         await sql`vacuum analyze`.execute(database.db);
@@ -179,7 +202,7 @@ export async function run(): Promise<SummaryEntry[]> {
       const atLarge = await measure(app, database.db, env, config, MEASURED / 2);
       const sizes = (await sql<{ table: string; rows: number; mib: number }>`
         select relname as table, n_live_tup::bigint as rows, (pg_total_relation_size(relid) / 1048576)::int as mib
-        from pg_stat_user_tables where relname in ('users', 'sessions', 'audit_events') order by relname`.execute(database.db)).rows;
+        from pg_stat_user_tables where relname in ('users', 'sessions', 'audit_events', 'invitations', 'organization_invitations') order by relname`.execute(database.db)).rows;
 
       console.log('\n| Environment | Audit events | User 0\'s trail | Export job (POST → ready) | Erasure job (POST → completed) | Archive |');
       console.log('|---|---:|---:|---|---|---:|');

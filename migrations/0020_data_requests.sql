@@ -63,9 +63,12 @@ CREATE INDEX data_requests_archive_expiry ON data_requests (expires_at) WHERE ar
 -- An export gathers, and an erasure deletes, every session of a user (revoked and expired ones hold IPs
 -- and user agents too, for the session retention); sessions_active_by_user covers only live ones.
 CREATE INDEX sessions_by_user ON sessions (environment_id, user_id, id);
--- Invitations to the user's address: an export lists them; without an index each would read the table.
+-- Invitations to the user's address or accepted by the user: an export lists them with one OR, which
+-- the planner can answer from two indexes (a BitmapOr) only when both sides have one; else it reads the table.
 CREATE INDEX organization_invitations_email ON organization_invitations (environment_id, email);
 CREATE INDEX invitations_email ON invitations (environment_id, email);
+CREATE INDEX organization_invitations_accepted_user ON organization_invitations (environment_id, accepted_user_id) WHERE accepted_user_id IS NOT NULL;
+CREATE INDEX invitations_accepted_user ON invitations (environment_id, accepted_user_id) WHERE accepted_user_id IS NOT NULL;
 
 -- Erasure removes the IP address and user agent from the service's own trail events that name the user
 -- (as actor or target). The log stays append-only for every other statement: an UPDATE passes only inside
