@@ -26,12 +26,15 @@ CREATE TABLE email_addresses (
 
 -- Every user with an email gets it as its primary address, verified as the user's email was. Its id is
 -- the user's own: unique already, and no new address (uuidv7, made by the service) can take it.
--- The users table is only read (ACCESS SHARE): sign-ins and changes go on while this runs.
+-- The users table is only read (ACCESS SHARE): sign-ins and changes go on while this runs. A user that
+-- has a primary already is skipped, so the statement can run again after a rolling deploy, for users a
+-- process of the version before created meanwhile (the service also puts each right when it is next used).
 INSERT INTO email_addresses (environment_id, id, user_id, email, is_primary, verified_at, released_at, created_at)
-SELECT environment_id, id, id, email, true, email_verified_at,
-  CASE WHEN status = 'deleted' THEN coalesce(deleted_at, updated_at) END, created_at
-FROM users
-WHERE email IS NOT NULL;
+SELECT u.environment_id, u.id, u.id, u.email, true, u.email_verified_at,
+  CASE WHEN u.status = 'deleted' THEN coalesce(u.deleted_at, u.updated_at) END, u.created_at
+FROM users u
+WHERE u.email IS NOT NULL
+  AND NOT EXISTS (SELECT FROM email_addresses a WHERE a.environment_id = u.environment_id AND a.user_id = u.id AND a.is_primary);
 
 -- The indexes are built after the rows are in: one sort each instead of a million insertions.
 
