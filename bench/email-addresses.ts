@@ -83,18 +83,23 @@ async function secondaries(pool: pg.Pool, environmentId: string, count: number) 
   return rows;
 }
 
-/** The statement sign-in's lookup uses (users/store.ts signsIn), timed alone with EXPLAIN ANALYZE. */
-async function lookups(pool: pg.Pool, environmentId: string, emails: string[], times: number) {
-  const sqlText = `select id from users where environment_id = $1 and (email = $2 or id = (
+/** The lookup sign-in makes now (users/store.ts signsIn): the primary, or the owner of a verified address. */
+const LOOKUP = `select id from users where environment_id = $1 and (email = $2 or id = (
     select a.user_id from email_addresses a where a.environment_id = $1 and a.email = $2 and a.verified_at is not null and a.released_at is null))
     and status <> 'deleted'`;
+/** The lookup before 0019: the primary only. */
+const LOOKUP_BEFORE = `select id from users where environment_id = $1 and email = $2 and status <> 'deleted'`;
+
+/** One lookup statement timed alone (prepared, one connection), and its plan under EXPLAIN ANALYZE. */
+async function lookups(pool: pg.Pool, environmentId: string, emails: string[], times: number, sqlText = LOOKUP) {
   const client = await pool.connect();
   try {
-    await client.query({ name: 'lookup', text: sqlText, values: [environmentId, emails[0]] });
+    const name = `lookup_${sqlText.length}`;
+    await client.query({ name, text: sqlText, values: [environmentId, emails[0]] });
     const ms: number[] = [];
     for (let i = 0; i < times; i++) {
       const started = performance.now();
-      const { rows } = await client.query({ name: 'lookup', text: sqlText, values: [environmentId, emails[i % emails.length]] });
+      const { rows } = await client.query({ name, text: sqlText, values: [environmentId, emails[i % emails.length]] });
       ms.push(performance.now() - started);
       if (rows.length !== 1) throw new Error(`lookup of ${emails[i % emails.length]} found ${rows.length} users`);
     }
@@ -108,6 +113,10 @@ async function lookups(pool: pg.Pool, environmentId: string, emails: string[], t
 export async function run(): Promise<SummaryEntry[]> {
   const config = readConfig();
   console.log(`database ${redact(config.databaseUrl)}; ${machineLine()}`);
+  const versionClient = new pg.Client({ connectionString: config.databaseUrl.replace(/\/[^/]*$/, '/postgres') });
+  await versionClient.connect();
+  console.log((await versionClient.query<{ v: string }>('select version() as v')).rows[0]!.v);
+  await versionClient.end();
   const adminToken = randomBytes(24).toString('hex');
   const serverEnv = { DATABASE_URL: config.databaseUrl, GATEHOUSE_ADMIN_TOKEN: adminToken, LOG_LEVEL: 'warn', GATEHOUSE_ENCRYPTION_KEY: BENCH_ENCRYPTION_KEY };
   await recreateDatabase(config.databaseUrl);
@@ -132,9 +141,12 @@ export async function run(): Promise<SummaryEntry[]> {
       + `${migration.writes} users writes meanwhile, median ${fmt(migration.medianWriteMs)} ms, longest ${fmt(migration.longestWriteMs)} ms`);
     await pool.query('VACUUM ANALYZE email_addresses');
     const pairs = await secondaries(pool, target.id, config.signIns);
+    const before = await lookups(pool, target.id, pairs.map((p) => p.email), config.lookups, LOOKUP_BEFORE);
     const byPrimary = await lookups(pool, target.id, pairs.map((p) => p.email), config.lookups);
     const bySecondary = await lookups(pool, target.id, pairs.map((p) => p.alt), config.lookups);
-    console.log(`lookup statement: primary median ${fmt(byPrimary.medianMs)} ms, secondary median ${fmt(bySecondary.medianMs)} ms`);
+    console.log(`lookup statement: before 0019 (primary only) median ${fmt(before.medianMs)} ms p95 ${fmt(before.p95Ms)}; now by the primary median `
+      + `${fmt(byPrimary.medianMs)} ms p95 ${fmt(byPrimary.p95Ms)}; by a secondary median ${fmt(bySecondary.medianMs)} ms p95 ${fmt(bySecondary.p95Ms)}`);
+    console.log(`plan of the lookup by the primary:\n${byPrimary.plan}`);
 
     gatehouse = await startServer({ name: 'gatehouse', script: 'src/main.ts', env: serverEnv });
     const signIn = async (email: string) => {
@@ -155,7 +167,7 @@ export async function run(): Promise<SummaryEntry[]> {
       + `secondary median ${fmt(median(secondaryMs))} ms (p95 ${fmt(p95(secondaryMs))}); ratio ${signInRatio.toFixed(2)}`);
     console.log(`plan of the lookup by a secondary address:\n${bySecondary.plan}`);
     const file = await writeResults('email-addresses', {
-      config, seeded, migration, lookups: { byPrimary, bySecondary }, signIn: { primaryMs, secondaryMs, ratio: signInRatio },
+      config, seeded, migration, lookups: { before, byPrimary, bySecondary }, signIn: { primaryMs, secondaryMs, ratio: signInRatio },
     });
     console.log(`results: ${file}`);
     return [
