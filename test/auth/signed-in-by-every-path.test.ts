@@ -19,7 +19,13 @@ describe('user.signed_in on every sign-in path', () => {
       .where('environment_id', '=', env.id).where('action', '=', 'user.signed_in')
       .$if(userId !== undefined, (q) => q.where('actor_id', '=', userId!)).orderBy('sequence').execute();
 
-  /** The one user.signed_in of the user who signed in: the user, the session the response started, and how. */
+  // Contract §3d: a password or sign-up proves who the user is; an emailed code alone or an impersonation does not.
+  const PROVES_IDENTITY = ['password', 'sign_up'];
+
+  /**
+   * The one user.signed_in of the user who signed in: the user, the session the response started, and how;
+   * and the session recently authenticated only when the method proves who the user is.
+   */
   async function expectSignedIn(env: TestEnv, res: LightMyRequestResponse, metadata: Record<string, unknown>, impersonatorId: string | null = null) {
     expect(res.statusCode, res.body).toBeLessThan(300);
     const { user, session } = res.json();
@@ -27,6 +33,8 @@ describe('user.signed_in on every sign-in path', () => {
       actor_id: user.id, actor_impersonator_id: impersonatorId,
       targets: [{ type: 'user', id: user.id }, { type: 'session', id: session.id }], metadata,
     }]);
+    const stored = await t.db.selectFrom('sessions').select('authenticated_at').where('environment_id', '=', env.id).where('id', '=', session.id).executeTakeFirstOrThrow();
+    expect(stored.authenticated_at?.toISOString() ?? null).toBe(PROVES_IDENTITY.includes(metadata.method as string) ? t.clock.now().toISOString() : null);
   }
 
   const codeFrom = async (env: TestEnv, email: string) => /\b(\d{6})\b/.exec((await t.outbox(env, email))[0]!.subject)![1];

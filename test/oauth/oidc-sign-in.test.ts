@@ -99,6 +99,15 @@ describe('GET /_svc/auth/oauth2/{provider}/callback', () => {
     expect(events.map((e) => e.actor_id)).toEqual([userId, userId, userId]);
   });
 
+  it('starts a recently authenticated session, so a sensitive change needs no password (the account may have none)', async () => {
+    const env = await givenOidcEnvironment(t, op);
+    const cookie = sessionCookieOf(await signInWithProvider(t, env, op, account()));
+    const [session] = await t.db.selectFrom('sessions').select('authenticated_at').where('environment_id', '=', env.id).execute();
+    expect(session.authenticated_at).toEqual(t.clock.now());
+    const deleted = await t.client(env, { cookie, origin: `http://${env.frontendHost}` }).delete('/me');
+    expect(deleted.statusCode, deleted.body).toBe(204);
+  });
+
   it('sends a provider refusal (access_denied) back to the redirect URL with the error, and uses the state up', async () => {
     const env = await givenOidcEnvironment(t, op);
     const started = await startSignIn(t, env);
