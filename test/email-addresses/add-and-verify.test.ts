@@ -125,6 +125,24 @@ describe('POST /_svc/me/email-addresses and /{id}/verify', () => {
     expect((await a.me.get('/me/email-addresses')).json().items[1]).toMatchObject({ email: 'shared@example.com', verified: false });
   });
 
+  it('lets exactly one of two users verifying the same address at once keep it; the other gets 409 email_taken', async () => {
+    const env = await t.given.environment();
+    const [a, b] = [await signedInUser(t, env), await signedInUser(t, env)];
+    const first = await added(t, env, a.session, 'race@example.com');
+    const codeA = await latestCode(t, env, 'race@example.com');
+    const second = await added(t, env, b.session, 'race@example.com');
+    const codeB = await latestCode(t, env, 'race@example.com');
+    const answers = await Promise.all([
+      a.me.post(`/me/email-addresses/${first.id}/verify`, { code: codeA }),
+      b.me.post(`/me/email-addresses/${second.id}/verify`, { code: codeB }),
+    ]);
+    expect(answers.map((r) => r.statusCode).sort()).toEqual([200, 409]);
+    expectProblem(answers.find((r) => r.statusCode === 409)!, 409, 'email_taken');
+    const verified = await t.db.selectFrom('email_addresses').select('user_id').where('environment_id', '=', env.id)
+      .where('email', '=', 'race@example.com').where('verified_at', 'is not', null).execute();
+    expect(verified).toHaveLength(1);
+  });
+
   it("lets a user add an address that is another user's unverified sign-up email, but not verify it (409 email_taken)", async () => {
     const env = await t.given.environment({ emailVerificationRequired: true, enumerationProtection: false });
     const signUp = await t.client(env).post('/auth/sign-up', { email: 'pending@example.com', password: 'correct horse battery staple' });
