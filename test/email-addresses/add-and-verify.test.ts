@@ -76,6 +76,22 @@ describe('POST /_svc/me/email-addresses and /{id}/verify', () => {
     expect(await eventsOf(t, env, 'user.email_address_verified')).toHaveLength(0);
   });
 
+  it('refuses even the right code after 10 wrong tries by the user in a UTC day, across addresses', async () => {
+    // Early in a UTC day, so the day's window cannot end during the test.
+    t.clock.set(new Date(Math.ceil(t.clock.now().getTime() / 86_400_000) * 86_400_000 + 60_000));
+    const env = await t.given.environment();
+    const { session, me } = await signedInUser(t, env);
+    for (const email of ['one@example.com', 'two@example.com']) {
+      const address = await added(t, env, session, email);
+      const code = await latestCode(t, env, email);
+      for (let i = 1; i <= 5; i++) expectProblem(await me.post(`/me/email-addresses/${address.id}/verify`, { code: otherCode(code, i) }), 400, 'invalid_code');
+    }
+    const third = await added(t, env, session, 'three@example.com');
+    const code = await latestCode(t, env, 'three@example.com');
+    expectProblem(await me.post(`/me/email-addresses/${third.id}/verify`, { code }), 400, 'invalid_code');
+    expect((await me.get('/me/email-addresses')).json().items.every((a: { primary: boolean; verified: boolean }) => a.primary || !a.verified)).toBe(true);
+  });
+
   it('answers 400 invalid_code once the code is 10 minutes old', async () => {
     const env = await t.given.environment();
     const { session, me } = await signedInUser(t, env);
