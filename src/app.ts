@@ -17,6 +17,8 @@ import { createImpersonationSignIn } from './auth/service/impersonation.js';
 import { createInvitationSignUps } from './auth/service/invitation-sign-ups.js';
 import { sessionIssuer } from './auth/service/issue-session.js';
 import { createPasswordAuthService } from './auth/service/passwords.js';
+import { emailAddressesClientRoutes, emailAddressesServerRoutes } from './email-addresses/routes.js';
+import { createEmailAddressesService } from './email-addresses/service.js';
 import { allowedOriginsServerRoutes, environmentClientRoutes, environmentsAdminRoutes } from './environments/routes.js';
 import { adminTokenMatches, createEnvironmentsService } from './environments/service.js';
 import { invitationsServerRoutes } from './invitations/routes.js';
@@ -154,6 +156,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     relyingParty: createRelyingParty({ clock, timeoutSeconds: options.oauthTimeoutSeconds ?? 10 }),
   });
   const outbox = createOutboxStore(db);
+  const emailAddresses = createEmailAddressesService({ db, clock, mailer, limiter, users });
   // The sign-in wing: every route that ends in a session, each through issueSession.
   const signInRoutes = [
     passwordAuthRoutes(passwords, codes),
@@ -216,6 +219,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(serverPlane((key) => environments.authenticateSecretKey(key), [
     usersServerRoutes(users),
+    emailAddressesServerRoutes(emailAddresses),
     invitationsServerRoutes(invitations),
     allowedOriginsServerRoutes(environments),
     auditServerRoutes(audit),
@@ -229,7 +233,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     resolveEnvironment: (host) => environments.findByHost(host),
     authenticateSession: (environmentId, token) => sessions.authenticate(environmentId, token),
     publicRoutes: [...signInRoutes, sessionTokensPublicRoutes(sessionTokens), environmentClientRoutes(environments, oauth.listEnabled)],
-    sessionRoutes: [usersClientRoutes(users), accountClientRoutes(createAccountService({ db, clock, limiter, mailer, users })), sessionsClientRoutes(sessions), signOutRoutes(sessions), organizationsClientRoutes(createMemberActions(organizations)), organizationInvitationsClientRoutes(organizationInvitations), sessionTokensClientRoutes(sessionTokens), oauthSessionRoutes(oauth)],
+    sessionRoutes: [usersClientRoutes(users), emailAddressesClientRoutes(emailAddresses), accountClientRoutes(createAccountService({ db, clock, limiter, mailer, users })), sessionsClientRoutes(sessions), signOutRoutes(sessions), organizationsClientRoutes(createMemberActions(organizations)), organizationInvitationsClientRoutes(organizationInvitations), sessionTokensClientRoutes(sessionTokens), oauthSessionRoutes(oauth)],
   }), { prefix: '/_svc' });
 
   if (options.adminToken) {
