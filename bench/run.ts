@@ -26,6 +26,7 @@ const registry: Record<string, () => Promise<Bench>> = {
   start: () => import('./start.js'),
   history: () => import('./history.js'),
   profile: () => import('./profile.js'),
+  'email-addresses': () => import('./email-addresses.js'),
 };
 
 function usage(): string {

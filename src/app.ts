@@ -17,6 +17,8 @@ import { createImpersonationSignIn } from './auth/service/impersonation.js';
 import { createInvitationSignUps } from './auth/service/invitation-sign-ups.js';
 import { sessionIssuer } from './auth/service/issue-session.js';
 import { createPasswordAuthService } from './auth/service/passwords.js';
+import { emailAddressesClientRoutes, emailAddressesServerRoutes } from './email-addresses/routes.js';
+import { createEmailAddressesService } from './email-addresses/service.js';
 import { allowedOriginsServerRoutes, environmentClientRoutes, environmentsAdminRoutes } from './environments/routes.js';
 import { adminTokenMatches, createEnvironmentsService } from './environments/service.js';
 import { invitationsServerRoutes } from './invitations/routes.js';
@@ -162,6 +164,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     relyingParty: createRelyingParty({ clock, timeoutSeconds: options.oauthTimeoutSeconds ?? 10 }),
   });
   const outbox = createOutboxStore(db);
+  const emailAddresses = createEmailAddressesService({ db, clock, mailer, limiter, users });
   // The job queue's worker; it is created before the services that queue jobs so they can wake it.
   const jobHandlers: Parameters<typeof createJobWorker>[0]['handlers'] = {};
   const jobWorker = createJobWorker({ db, clock, log: app.log, notifications: options.notifications, handlers: jobHandlers, options: { ...JOB_WORKER_DEFAULTS, ...options.jobs } });
@@ -229,6 +232,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(serverPlane((key) => environments.authenticateSecretKey(key), [
     usersServerRoutes(users),
+    emailAddressesServerRoutes(emailAddresses),
     invitationsServerRoutes(invitations),
     allowedOriginsServerRoutes(environments),
     auditServerRoutes(audit),
@@ -243,7 +247,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     resolveEnvironment: (host) => environments.findByHost(host),
     authenticateSession: (environmentId, token) => sessions.authenticate(environmentId, token),
     publicRoutes: [...signInRoutes, sessionTokensPublicRoutes(sessionTokens), environmentClientRoutes(environments, oauth.listEnabled)],
-    sessionRoutes: [usersClientRoutes(users), accountClientRoutes(createAccountService({ db, clock, limiter, mailer, users })), sessionsClientRoutes(sessions), signOutRoutes(sessions), organizationsClientRoutes(createMemberActions(organizations)), organizationInvitationsClientRoutes(organizationInvitations), sessionTokensClientRoutes(sessionTokens), oauthSessionRoutes(oauth), dataRequestsClientRoutes(dataRequests)],
+    sessionRoutes: [usersClientRoutes(users), emailAddressesClientRoutes(emailAddresses), accountClientRoutes(createAccountService({ db, clock, limiter, mailer, users })), sessionsClientRoutes(sessions), signOutRoutes(sessions), organizationsClientRoutes(createMemberActions(organizations)), organizationInvitationsClientRoutes(organizationInvitations), sessionTokensClientRoutes(sessionTokens), oauthSessionRoutes(oauth), dataRequestsClientRoutes(dataRequests)],
   }), { prefix: '/_svc' });
 
   if (options.adminToken) {

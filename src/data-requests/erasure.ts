@@ -1,4 +1,5 @@
 import { scrubOwnTrailOf } from '../audit/service.js';
+import { deleteEmailAddresses } from '../email-addresses/primary.js';
 import { deleteUserIdentities } from '../oauth/service.js';
 import type { Db } from '../platform/db/database.js';
 import { deleteAllSessions } from '../sessions/service.js';
@@ -12,13 +13,14 @@ export interface ErasureStep {
 
 /**
  * The steps of an erasure, each a plain function of the domain that owns the data, all in one
- * transaction: a new table of personal data (email addresses, second factors) is one more line here.
+ * transaction: a new table of personal data (second factors, next) is one more line here.
  * The account step keeps the user's id and sets it deleted; the trail step keeps every event but nulls
  * the IPs and user agents of the service's own events about the user; the customer's events stay as appended.
  */
 export const ERASURE_STEPS: ErasureStep[] = [
   { name: 'sessions', erase: (trx, env, user) => deleteAllSessions(trx, env, user) },
   { name: 'identities', erase: (trx, env, user) => deleteUserIdentities(trx, env, user) },
+  { name: 'emailAddresses', erase: (trx, env, user) => deleteEmailAddresses(trx, env, user) },
   { name: 'account', erase: async (trx, env, user, now) => ((await eraseAccount(trx, env, user, now)) ? 1 : 0) },
   { name: 'ownTrail', erase: (trx, env, user) => scrubOwnTrailOf(trx, env, user) },
 ];

@@ -20,6 +20,10 @@ export function createExportStore(db: Db) {
     emailOf: (environmentId: string, userId: string) =>
       db.selectFrom('users').select('email').where('environment_id', '=', environmentId).where('id', '=', userId)
         .executeTakeFirst().then((row) => row?.email ?? null),
+    /** Every address, primary first; never the hash of a code mailed to prove one. */
+    emailAddresses: (environmentId: string, userId: string) => rowsOf(sql<JsonObject>`
+      select id, email, is_primary as "isPrimary", verified_at as "verifiedAt", released_at as "releasedAt", created_at as "createdAt"
+      from email_addresses where environment_id = ${environmentId}::uuid and user_id = ${userId}::uuid order by is_primary desc, email`),
     sessions: (environmentId: string, userId: string) => rowsOf(sql<JsonObject>`
       select id, created_at as "createdAt", authenticated_at as "authenticatedAt", last_active_at as "lastActiveAt", expires_at as "expiresAt", revoked_at as "revokedAt",
         ip_address as "ipAddress", user_agent as "userAgent", actor

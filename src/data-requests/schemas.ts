@@ -59,7 +59,7 @@ export const DataExportArchive = Type.Object({
   environmentId: Uuid,
   generatedAt: DateTime,
   sections: Type.Record(Type.String(), Type.Unknown(), {
-    description: 'One entry per section: `user` (the profile without password hash or private metadata), `sessions`, `identities`, `memberships`, '
+    description: 'One entry per section: `user` (the profile without password hash or private metadata), `emailAddresses`, `sessions`, `identities`, `memberships`, '
       + '`invitations`, `organizationInvitations`, `auditEvents` (events whose actor or a target is the user) and `dataRequests`.',
   }),
 }, { title: 'DataExportArchive', description: 'Everything Gatehouse keeps about the user, as one JSON document.' });

@@ -11,7 +11,8 @@ import { canonicalJson, type JsonObject } from '../platform/json.js';
 import { assertMetadataBudget, mergeBags } from '../platform/metadata.js';
 import type { ListSessionsQuery } from '../sessions/schemas.js';
 import { revokeAllSessions, type SessionsService } from '../sessions/service.js';
-import { checkedPasswordHash, insertUser, joinName, normalizeEmail, refuseLastOwner } from './accounts.js';
+import { releaseEmailAddresses } from '../email-addresses/primary.js';
+import { checkedPasswordHash, insertUser, joinName, mirrored, normalizeEmail, refuseLastOwner } from './accounts.js';
 import { emailRequired, emailTaken, nameRequired, userDeleted, userNotFound } from './errors.js';
 import type { CreateUserBody, MetadataPatchBody, UpdateMeBody, UpdateUserBody, User, UserFilter } from './schemas.js';
 import { createUsersStore, lockForSignInStatement, signInSucceededStatement, type ProfileChanges, type UsersStore } from './store.js';
@@ -162,8 +163,9 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
           changes.name = joinName(body.firstName === undefined ? current.firstName : body.firstName, body.lastName === undefined ? current.lastName : body.lastName);
         }
         if (unsafeMetadata) changes.unsafeMetadata = mergeBags(bagsOf(current), { unsafeMetadata }).unsafeMetadata;
-        const updated = unlessTaken(await store.updateProfile(environmentId, userId, changes, clock.now()));
-        if (!updated) throw userNotFound(); // cannot happen under the lock; never query outside the transaction here
+        const changed = unlessTaken(await store.updateProfile(environmentId, userId, changes, clock.now()));
+        if (!changed) throw userNotFound(); // cannot happen under the lock; never query outside the transaction here
+        const updated = email === undefined ? changed : await mirrored(trx, environmentId, changed, clock.now());
         const fields = changedFields(current, updated, passwordHash !== undefined);
         if (fields.length > 0) await recordUserEvent(trx, environmentId, userId, 'user.updated', by, { changedFields: fields });
         if (unsafeMetadata) await recordMetadataChange(trx, environmentId, current, updated, { unsafeMetadata }, by);
@@ -200,6 +202,7 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
         if (!user) return undefined;
         await refuseLastOwner(trx, environmentId, userId);
         const revokedSessions = await revokeAllSessions(trx, environmentId, userId, clock.now());
+        await releaseEmailAddresses(trx, environmentId, userId, clock.now());
         await recordUserEvent(trx, environmentId, userId, 'user.deleted', by, { revokedSessions });
         return user;
       });
@@ -233,7 +236,7 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
     /** Completes a pending registration whose emailed code was right; undefined unless the user is active. */
     completeRegistration: (environmentId: string, userId: string, context: RequestContext) =>
       inTransaction(db, async (trx) => {
-        const user = await createUsersStore(trx).completeRegistration(environmentId, userId, clock.now());
+        const user = await mirrored(trx, environmentId, await createUsersStore(trx).completeRegistration(environmentId, userId, clock.now()), clock.now());
         if (user) await recordUserEvent(trx, environmentId, userId, 'user.email_verified', userCaller(userId, context));
         return user;
       }),

@@ -36,6 +36,8 @@ describe('data erasure: POST /_svc/me/data-requests {type: "erasure"}, its grace
     expect(customer.statusCode, customer.body).toBe(201);
     const bystander = await t.given.user(env);
     await t.given.session(env, bystander);
+    const secondary = await t.client(env, { token: session.token }).post('/me/email-addresses', { email: `second-${user.id}@example.com` });
+    expect(secondary.statusCode, secondary.body).toBe(201);
     const created = await requested(t, env, session, 'erasure');
 
     t.clock.advance(7 * DAY_MS);
@@ -48,6 +50,8 @@ describe('data erasure: POST /_svc/me/data-requests {type: "erasure"}, its grace
       last_name: null, locale: null, public_metadata: {}, private_metadata: {}, unsafe_metadata: {},
     });
     expect(await sessionIsActive(t, env, session)).toBe(false);
+    expect(await t.db.selectFrom('email_addresses').select('id').where('environment_id', '=', env.id).where('user_id', '=', user.id).execute()).toEqual([]);
+    expect(await t.db.selectFrom('email_addresses').select('id').where('environment_id', '=', env.id).where('user_id', '=', bystander.id).execute()).toHaveLength(1);
     expect(await t.db.selectFrom('sessions').select('id').where('environment_id', '=', env.id).where('user_id', '=', user.id).execute()).toEqual([]);
     const apiUser = (await t.server(env).get(`/users/${user.id}`)).json();
     expect(apiUser).toMatchObject({ id: user.id, status: 'deleted', email: null, firstName: null, publicMetadata: {}, privateMetadata: {} });
@@ -55,7 +59,7 @@ describe('data erasure: POST /_svc/me/data-requests {type: "erasure"}, its grace
     const events = await t.db.selectFrom('audit_events').selectAll().where('environment_id', '=', env.id).orderBy('sequence').execute();
     const aboutUser = events.filter((e) => e.actor_id === user.id || e.targets.some((target) => target.type === 'user' && target.id === user.id));
     const own = aboutUser.filter((e) => (e.producer as { type: string }).type === 'gatehouse');
-    expect(own.map((e) => e.action)).toEqual(['user.created', 'user.signed_in', 'data_request.created', 'user.erased', 'data_request.completed']);
+    expect(own.map((e) => e.action)).toEqual(['user.created', 'user.signed_in', 'user.email_address_added', 'data_request.created', 'user.erased', 'data_request.completed']);
     expect(own.map((e) => [e.ip_address, e.user_agent])).toEqual(own.map(() => [null, null]));
     const kept = events.find((e) => e.action === 'invoice.paid')!;
     expect(kept).toMatchObject({ actor_id: user.id, ip_address: '203.0.113.9', user_agent: 'Billing/1.0' });
@@ -63,7 +67,7 @@ describe('data erasure: POST /_svc/me/data-requests {type: "erasure"}, its grace
     expect(bystanderEvents.map((e) => e.ip_address)).toEqual(['127.0.0.1']);
 
     expect(await storedRequest(t, env, created.id)).toMatchObject({ status: 'completed', completed_at: erasedAt });
-    expect((await eventsOf(t, env, 'user.erased')).map((e) => e.metadata)).toEqual([{ removed: { sessions: 1, identities: 0, account: 1, ownTrail: 3 } }]);
+    expect((await eventsOf(t, env, 'user.erased')).map((e) => e.metadata)).toEqual([{ removed: { sessions: 1, identities: 0, emailAddresses: 2, account: 1, ownTrail: 4 } }]);
     expect((await eventsOf(t, env, 'data_request.completed')).map((e) => e.metadata)).toEqual([{ type: 'erasure' }]);
     expect(await storedJob(t, env, created.id)).toMatchObject({ status: 'done', attempts: 1 });
   });

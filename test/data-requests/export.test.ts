@@ -39,12 +39,14 @@ describe('data exports: POST /_svc/me/data-requests {type: "export"} and the dow
     expect(res.headers['cache-control']).toBe('no-store');
     const archive = res.json();
     expect(archive).toMatchObject({ format: 'gatehouse.data-export.v1', requestId: created.id, userId: user.id, environmentId: env.id, generatedAt: t.clock.now().toISOString() });
-    expect(Object.keys(archive.sections).sort()).toEqual(['auditEvents', 'dataRequests', 'identities', 'invitations', 'memberships', 'organizationInvitations', 'sessions', 'user']);
+    expect(Object.keys(archive.sections).sort()).toEqual(['auditEvents', 'dataRequests', 'emailAddresses', 'identities', 'invitations', 'memberships', 'organizationInvitations', 'sessions', 'user']);
     const { sections } = archive;
     expect(sections.user).toMatchObject({ id: user.id, email: user.email, firstName: 'Ada', lastName: 'Lovelace', name: 'Ada Lovelace', publicMetadata: { plan: 'pro' }, status: 'active' });
     expect(sections.user).not.toHaveProperty('privateMetadata');
     expect(res.body).not.toContain('riskScore');
     expect(res.body).not.toMatch(/argon2|password_?hash|passwordHash|token_?hash/i);
+    expect(sections.emailAddresses).toEqual([expect.objectContaining({ email: user.email, isPrimary: true, verifiedAt: expect.any(String) })]);
+    expect(res.body).not.toMatch(/code_?hash|codeHash/i);
     expect(sections.sessions).toEqual([expect.objectContaining({ id: session.id, ipAddress: '127.0.0.1', revokedAt: null })]);
     expect(sections.memberships).toEqual([expect.objectContaining({ organizationName: 'Acme', role: 'owner' })]);
     const actions = sections.auditEvents.map((e: { action: string }) => e.action);

@@ -26,9 +26,9 @@ const DEFAULT_SETTINGS = {
   auditRetentionDays: null,
   emailVerificationRequired: true,
   dataErasureGraceDays: 7,
-  selfDeletionEnabled: true,
   enumerationProtection: false,
   oauthLinkVerifiedEmails: true,
+  selfDeletionEnabled: true,
   session: { idleTimeoutSeconds: 604800, maxLifetimeSeconds: 2592000, jwtLifetimeSeconds: 60 },
   lockout: { maxFailedAttempts: 10, coolDownSeconds: 3600, ipMaxFailures: 100, ipWindowSeconds: 900 },
 };

@@ -177,6 +177,7 @@ describe('GET /openapi.json', () => {
     'POST /_svc/sessions/current/token',
     'POST /_svc/me/data-requests/{requestId}/cancel',
     'POST /api/server/v1/data-requests/{requestId}/cancel',
+    'POST /_svc/me/email-addresses/{id}/make-primary',
   ]);
   /** Browser navigations: each answers a redirect (these statuses), never a JSON body. */
   const REDIRECTS = new Map([

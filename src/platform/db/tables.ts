@@ -24,6 +24,11 @@ export interface UserRow {
   created_at: Date; updated_at: Date; deleted_at: Date | null;
 }
 
+export interface EmailAddressRow {
+  environment_id: string; id: string; user_id: string; email: string; is_primary: boolean; verified_at: Date | null;
+  released_at: Date | null; code_hash: Buffer | null; code_expires_at: Date | null; code_attempts: Generated<number>; created_at: Date;
+}
+
 export interface SessionRow {
   environment_id: string; id: string; user_id: string; token_hash: Buffer; actor: Json | null;
   ip_address: string | null; user_agent: string | null;
@@ -145,6 +150,7 @@ export interface Tables {
   environments: EnvironmentRow;
   secret_keys: SecretKeyRow;
   users: UserRow;
+  email_addresses: EmailAddressRow;
   sessions: SessionRow;
   verification_codes: VerificationCodeRow;
   outbox_messages: OutboxMessageRow;

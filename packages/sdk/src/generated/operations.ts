@@ -1,6 +1,7 @@
 // Generated from openapi.json by npm run openapi (scripts/sdk-sources.ts). Do not edit.
 export const OPERATIONS = {
   acceptOrganizationInvitation: { plane: 'client', method: 'POST', path: '/_svc/organization-invitations/accept', pathParams: [], query: [], body: true, idempotencyKey: false, startsSession: false },
+  addMyEmailAddress: { plane: 'client', method: 'POST', path: '/_svc/me/email-addresses', pathParams: [], query: [], body: true, idempotencyKey: false, startsSession: false },
   addOrganizationMember: { plane: 'server', method: 'POST', path: '/api/server/v1/organizations/{organizationId}/members', pathParams: ["organizationId"], query: [], body: true, idempotencyKey: false, startsSession: false },
   appendAuditEvent: { plane: 'server', method: 'POST', path: '/api/server/v1/audit-events', pathParams: [], query: [], body: true, idempotencyKey: true, startsSession: false },
   banUser: { plane: 'server', method: 'POST', path: '/api/server/v1/users/{userId}/ban', pathParams: ["userId"], query: [], body: false, idempotencyKey: false, startsSession: false },
@@ -41,6 +42,7 @@ export const OPERATIONS = {
   listImpersonations: { plane: 'server', method: 'GET', path: '/api/server/v1/impersonations', pathParams: [], query: ["limit","cursor","month","actorUserId","targetUserId"], body: false, idempotencyKey: false, startsSession: false },
   listInvitations: { plane: 'server', method: 'GET', path: '/api/server/v1/invitations', pathParams: [], query: ["limit","cursor","status","search"], body: false, idempotencyKey: false, startsSession: false },
   listMyDataRequests: { plane: 'client', method: 'GET', path: '/_svc/me/data-requests', pathParams: [], query: ["limit","cursor"], body: false, idempotencyKey: false, startsSession: false },
+  listMyEmailAddresses: { plane: 'client', method: 'GET', path: '/_svc/me/email-addresses', pathParams: [], query: [], body: false, idempotencyKey: false, startsSession: false },
   listMyIdentities: { plane: 'client', method: 'GET', path: '/_svc/me/identities', pathParams: [], query: [], body: false, idempotencyKey: false, startsSession: false },
   listMyOrganizationInvitations: { plane: 'client', method: 'GET', path: '/_svc/organizations/{organizationId}/invitations', pathParams: ["organizationId"], query: ["limit","cursor"], body: false, idempotencyKey: false, startsSession: false },
   listMyOrganizationMembers: { plane: 'client', method: 'GET', path: '/_svc/organizations/{organizationId}/members', pathParams: ["organizationId"], query: ["limit","cursor"], body: false, idempotencyKey: false, startsSession: false },
@@ -49,10 +51,12 @@ export const OPERATIONS = {
   listOrganizationMembers: { plane: 'server', method: 'GET', path: '/api/server/v1/organizations/{organizationId}/members', pathParams: ["organizationId"], query: ["limit","cursor"], body: false, idempotencyKey: false, startsSession: false },
   listOrganizations: { plane: 'server', method: 'GET', path: '/api/server/v1/organizations', pathParams: [], query: ["limit","cursor","name"], body: false, idempotencyKey: false, startsSession: false },
   listSignInProviders: { plane: 'client', method: 'GET', path: '/_svc/auth/oauth2/providers', pathParams: [], query: [], body: false, idempotencyKey: false, startsSession: false },
+  listUserEmailAddresses: { plane: 'server', method: 'GET', path: '/api/server/v1/users/{userId}/email-addresses', pathParams: ["userId"], query: [], body: false, idempotencyKey: false, startsSession: false },
   listUserIdentities: { plane: 'server', method: 'GET', path: '/api/server/v1/users/{userId}/identities', pathParams: ["userId"], query: [], body: false, idempotencyKey: false, startsSession: false },
   listUserOrganizations: { plane: 'server', method: 'GET', path: '/api/server/v1/users/{userId}/organizations', pathParams: ["userId"], query: ["limit","cursor"], body: false, idempotencyKey: false, startsSession: false },
   listUserSessions: { plane: 'server', method: 'GET', path: '/api/server/v1/users/{userId}/sessions', pathParams: ["userId"], query: ["limit","cursor","status"], body: false, idempotencyKey: false, startsSession: false },
   listUsers: { plane: 'server', method: 'GET', path: '/api/server/v1/users', pathParams: [], query: ["limit","cursor","emailSearch","status"], body: false, idempotencyKey: false, startsSession: false },
+  makeMyEmailAddressPrimary: { plane: 'client', method: 'POST', path: '/_svc/me/email-addresses/{id}/make-primary', pathParams: ["id"], query: [], body: false, idempotencyKey: false, startsSession: false },
   mergeInvitationMetadata: { plane: 'server', method: 'PATCH', path: '/api/server/v1/invitations/{invitationId}/metadata', pathParams: ["invitationId"], query: [], body: true, idempotencyKey: false, startsSession: false },
   mergeMembershipMetadata: { plane: 'server', method: 'PATCH', path: '/api/server/v1/organizations/{organizationId}/members/{userId}/metadata', pathParams: ["organizationId","userId"], query: [], body: true, idempotencyKey: false, startsSession: false },
   mergeOrganizationMetadata: { plane: 'server', method: 'PATCH', path: '/api/server/v1/organizations/{organizationId}/metadata', pathParams: ["organizationId"], query: [], body: true, idempotencyKey: false, startsSession: false },
@@ -61,6 +65,7 @@ export const OPERATIONS = {
   reauthenticate: { plane: 'client', method: 'POST', path: '/_svc/me/reauthenticate', pathParams: [], query: [], body: true, idempotencyKey: false, startsSession: false },
   redeemImpersonationLink: { plane: 'client', method: 'GET', path: '/_svc/auth/session/impersonate', pathParams: [], query: ["token"], body: false, idempotencyKey: false, startsSession: false },
   redeemImpersonationToken: { plane: 'client', method: 'POST', path: '/_svc/auth/session/impersonate', pathParams: [], query: ["_is_native"], body: true, idempotencyKey: false, startsSession: true },
+  removeMyEmailAddress: { plane: 'client', method: 'DELETE', path: '/_svc/me/email-addresses/{id}', pathParams: ["id"], query: [], body: false, idempotencyKey: false, startsSession: false },
   removeMyOrganizationMember: { plane: 'client', method: 'DELETE', path: '/_svc/organizations/{organizationId}/members/{userId}', pathParams: ["organizationId","userId"], query: [], body: false, idempotencyKey: false, startsSession: false },
   removeOrganizationMember: { plane: 'server', method: 'DELETE', path: '/api/server/v1/organizations/{organizationId}/members/{userId}', pathParams: ["organizationId","userId"], query: [], body: false, idempotencyKey: false, startsSession: false },
   resendInvitation: { plane: 'server', method: 'POST', path: '/api/server/v1/invitations/{invitationId}/resend', pathParams: ["invitationId"], query: [], body: false, idempotencyKey: false, startsSession: false },
@@ -92,6 +97,7 @@ export const OPERATIONS = {
   updateOrganizationMember: { plane: 'server', method: 'PATCH', path: '/api/server/v1/organizations/{organizationId}/members/{userId}', pathParams: ["organizationId","userId"], query: [], body: true, idempotencyKey: false, startsSession: false },
   updateUser: { plane: 'server', method: 'PATCH', path: '/api/server/v1/users/{userId}', pathParams: ["userId"], query: [], body: true, idempotencyKey: false, startsSession: false },
   verifyEmail: { plane: 'client', method: 'POST', path: '/_svc/auth/verify-email', pathParams: [], query: ["_is_native"], body: true, idempotencyKey: false, startsSession: true },
+  verifyMyEmailAddress: { plane: 'client', method: 'POST', path: '/_svc/me/email-addresses/{id}/verify', pathParams: ["id"], query: [], body: true, idempotencyKey: false, startsSession: false },
   verifySessionToken: { plane: 'server', method: 'POST', path: '/api/server/v1/sessions/verify', pathParams: [], query: [], body: true, idempotencyKey: false, startsSession: false },
 } as const;
 export type OperationId = keyof typeof OPERATIONS;

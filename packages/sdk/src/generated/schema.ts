@@ -150,6 +150,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/server/v1/users/{userId}/email-addresses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a user's email addresses
+         * @description The primary first; 404 user_not_found for a user of another environment.
+         */
+        get: operations["listUserEmailAddresses"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/server/v1/invitations": {
         parameters: {
             query?: never;
@@ -1032,6 +1052,87 @@ export interface paths {
         patch: operations["updateMe"];
         trace?: never;
     };
+    "/_svc/me/email-addresses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the signed-in user's email addresses */
+        get: operations["listMyEmailAddresses"];
+        put?: never;
+        /**
+         * Add an email address
+         * @description Adds an unverified address and mails it a 6-digit code (10 minutes, 5 tries). 409 email_taken when another account has verified the address or when it is already one of yours (an unverified claim elsewhere does not count); 409 email_address_limit past 10 addresses; 429 rate_limited past 10 codes an hour per user or 30 per client network. An impersonated session gets 403 impersonation_restricted.
+         */
+        post: operations["addMyEmailAddress"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/me/email-addresses/{id}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify an email address with its code
+         * @description Verifies the address with the mailed code: 400 invalid_code when it is wrong, expired or used up; 409 email_taken when another account verified the address first. A verified address signs in like the primary. Verifying a verified address answers it unchanged. An impersonated session gets 403 impersonation_restricted.
+         */
+        post: operations["verifyMyEmailAddress"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/me/email-addresses/{id}/make-primary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a verified email address primary
+         * @description Makes a verified address primary (409 email_not_verified otherwise): it becomes the user's `email`. Needs a recent sign-in (403 reauthentication_required). An impersonated session gets 403 impersonation_restricted.
+         */
+        post: operations["makeMyEmailAddressPrimary"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/me/email-addresses/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove an email address
+         * @description Removes an address; never the primary (409 primary_email). An impersonated session gets 403 impersonation_restricted.
+         */
+        delete: operations["removeMyEmailAddress"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_svc/me/password": {
         parameters: {
             query?: never;
@@ -1836,7 +1937,7 @@ export interface components {
             environmentId: string;
             /** Format: date-time */
             generatedAt: string;
-            /** @description One entry per section: `user` (the profile without password hash or private metadata), `sessions`, `identities`, `memberships`, `invitations`, `organizationInvitations`, `auditEvents` (events whose actor or a target is the user) and `dataRequests`. */
+            /** @description One entry per section: `user` (the profile without password hash or private metadata), `emailAddresses`, `sessions`, `identities`, `memberships`, `invitations`, `organizationInvitations`, `auditEvents` (events whose actor or a target is the user) and `dataRequests`. */
             sections: {
                 [key: string]: unknown;
             };
@@ -1871,6 +1972,36 @@ export interface components {
             cancelledAt?: string | null;
             /** @description `requested` (cancelled by the user or an operator) or `last_owner` (when it came to run, the user was the only active owner of an organization). */
             cancelReason?: string | null;
+        };
+        /**
+         * EmailAddress
+         * @description One of the email addresses of a user.
+         * @example {
+         *       "id": "01934f2a-7c1e-7d3a-9b2f-5e8c1a2b3c4d",
+         *       "email": "ada@example.com",
+         *       "verified": true,
+         *       "primary": true,
+         *       "createdAt": "2026-11-24T10:00:00.000Z"
+         *     }
+         */
+        EmailAddress: {
+            /** Format: uuid */
+            id: string;
+            /** @description Lower-cased. */
+            email: string;
+            /** @description Proven with a mailed code (or set by the Server API, an invitation or a provider). */
+            verified: boolean;
+            /** @description Exactly one address is primary: the user's `email`. */
+            primary: boolean;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        /**
+         * EmailAddressList
+         * @description The primary first, then the others in the order they were added.
+         */
+        EmailAddressList: {
+            items: components["schemas"]["EmailAddress"][];
         };
         /**
          * Environment
@@ -3142,6 +3273,46 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listUserEmailAddresses: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The primary first, then the others in the order they were added. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailAddressList"];
+                };
             };
             /** @description Error (RFC 9457) */
             "4XX": {
@@ -5727,6 +5898,241 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["CurrentUser"];
                 };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listMyEmailAddresses: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The primary first, then the others in the order they were added. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailAddressList"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    addMyEmailAddress: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: email */
+                    email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description One of the email addresses of a user. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "01934f2a-7c1e-7d3a-9b2f-5e8c1a2b3c4d",
+                     *       "email": "ada@example.com",
+                     *       "verified": true,
+                     *       "primary": true,
+                     *       "createdAt": "2026-11-24T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EmailAddress"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    verifyMyEmailAddress: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The 6-digit code mailed to the address. */
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description One of the email addresses of a user. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "01934f2a-7c1e-7d3a-9b2f-5e8c1a2b3c4d",
+                     *       "email": "ada@example.com",
+                     *       "verified": true,
+                     *       "primary": true,
+                     *       "createdAt": "2026-11-24T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EmailAddress"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    makeMyEmailAddressPrimary: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One of the email addresses of a user. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "01934f2a-7c1e-7d3a-9b2f-5e8c1a2b3c4d",
+                     *       "email": "ada@example.com",
+                     *       "verified": true,
+                     *       "primary": true,
+                     *       "createdAt": "2026-11-24T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EmailAddress"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    removeMyEmailAddress: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Error (RFC 9457) */
             "4XX": {
