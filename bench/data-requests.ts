@@ -114,8 +114,8 @@ const gatherStatements = (env: string, user: string) => ({
   auditEvents: `select id, sequence, action from audit_events where environment_id = '${env}'::uuid
     and (actor_id = '${user}'::uuid or targets @> '[{"type": "user", "id": "${user}"}]'::jsonb) order by sequence`,
   sessions: `select id, ip_address from sessions where environment_id = '${env}'::uuid and user_id = '${user}'::uuid order by id`,
-  invitations: `select id from invitations where environment_id = '${env}'::uuid and (email = 'user0@example.com' or accepted_user_id = '${user}'::uuid) order by id`,
-  organizationInvitations: `select id from organization_invitations where environment_id = '${env}'::uuid and (email = 'user0@example.com' or accepted_user_id = '${user}'::uuid) order by id`,
+  invitations: `select id from invitations where environment_id = '${env}'::uuid and (email = any('{user0@example.com}'::text[]) or accepted_user_id = '${user}'::uuid) order by id`,
+  organizationInvitations: `select id from organization_invitations where environment_id = '${env}'::uuid and (email = any('{user0@example.com}'::text[]) or accepted_user_id = '${user}'::uuid) order by id`,
   identities: `select id from user_identities where environment_id = '${env}'::uuid and user_id = '${user}'::uuid order by id`,
 });
 

@@ -16,10 +16,11 @@ export function createExportStore(db: Db) {
         registration_state as "registrationState", public_metadata as "publicMetadata", unsafe_metadata as "unsafeMetadata",
         created_at as "createdAt", updated_at as "updatedAt", deleted_at as "deletedAt"
       from users where environment_id = ${environmentId}::uuid and id = ${userId}::uuid`).then((rows) => rows[0] ?? null),
-    /** The user's email, which invitations are addressed to. */
-    emailOf: (environmentId: string, userId: string) =>
-      db.selectFrom('users').select('email').where('environment_id', '=', environmentId).where('id', '=', userId)
-        .executeTakeFirst().then((row) => row?.email ?? null),
+    /** Every email of the user (the primary's copy on the user row, and each address), which invitations are addressed to. */
+    emailsOf: (environmentId: string, userId: string) => rowsOf(sql<{ email: string }>`
+      select email from users where environment_id = ${environmentId}::uuid and id = ${userId}::uuid and email is not null
+      union select email from email_addresses where environment_id = ${environmentId}::uuid and user_id = ${userId}::uuid`)
+      .then((rows) => rows.map((row) => row.email)),
     /** Every address, primary first; never the hash of a code mailed to prove one. */
     emailAddresses: (environmentId: string, userId: string) => rowsOf(sql<JsonObject>`
       select id, email, is_primary as "isPrimary", verified_at as "verifiedAt", released_at as "releasedAt", created_at as "createdAt"
@@ -37,13 +38,13 @@ export function createExportStore(db: Db) {
         m.public_metadata as "publicMetadata", m.created_at as "createdAt"
       from organization_memberships m join organizations o on o.environment_id = m.environment_id and o.id = m.organization_id
       where m.environment_id = ${environmentId}::uuid and m.user_id = ${userId}::uuid order by m.organization_id`),
-    invitations: (environmentId: string, userId: string, email: string | null) => rowsOf(sql<JsonObject>`
+    invitations: (environmentId: string, userId: string, emails: string[]) => rowsOf(sql<JsonObject>`
       select id, email, status, public_metadata as "publicMetadata", created_at as "createdAt", expires_at as "expiresAt", accepted_at as "acceptedAt", revoked_at as "revokedAt"
-      from invitations where environment_id = ${environmentId}::uuid and (email = ${email} or accepted_user_id = ${userId}::uuid) order by id`),
-    organizationInvitations: (environmentId: string, userId: string, email: string | null) => rowsOf(sql<JsonObject>`
+      from invitations where environment_id = ${environmentId}::uuid and (email = any(${emails}::text[]) or accepted_user_id = ${userId}::uuid) order by id`),
+    organizationInvitations: (environmentId: string, userId: string, emails: string[]) => rowsOf(sql<JsonObject>`
       select id, organization_id as "organizationId", email, role, status, inviter_user_id as "inviterUserId", created_at as "createdAt",
         expires_at as "expiresAt", accepted_at as "acceptedAt", revoked_at as "revokedAt"
-      from organization_invitations where environment_id = ${environmentId}::uuid and (email = ${email} or accepted_user_id = ${userId}::uuid) order by id`),
+      from organization_invitations where environment_id = ${environmentId}::uuid and (email = any(${emails}::text[]) or accepted_user_id = ${userId}::uuid) order by id`),
     /** Events whose actor is the user or whose targets name the user: both indexes, OR-ed as bitmaps. */
     auditEvents: (environmentId: string, userId: string) => rowsOf(sql<JsonObject>`
       select id, sequence, action, result, occurred_at as "occurredAt", recorded_at as "recordedAt",

@@ -1,8 +1,8 @@
 import type { Db } from '../platform/db/database.js';
 import { createExportStore, type ExportStore } from './export-store.js';
 
-/** What a section reads: the user, and the email invitations to them were addressed to. */
-export interface ExportSubject { environmentId: string; userId: string; email: string | null }
+/** What a section reads: the user, and the emails invitations to them were addressed to. */
+export interface ExportSubject { environmentId: string; userId: string; emails: string[] }
 
 export interface ExportSection { name: string; gather(store: ExportStore, subject: ExportSubject): Promise<unknown> }
 
@@ -16,8 +16,8 @@ export const EXPORT_SECTIONS: ExportSection[] = [
   { name: 'sessions', gather: (store, s) => store.sessions(s.environmentId, s.userId) },
   { name: 'identities', gather: (store, s) => store.identities(s.environmentId, s.userId) },
   { name: 'memberships', gather: (store, s) => store.memberships(s.environmentId, s.userId) },
-  { name: 'invitations', gather: (store, s) => store.invitations(s.environmentId, s.userId, s.email) },
-  { name: 'organizationInvitations', gather: (store, s) => store.organizationInvitations(s.environmentId, s.userId, s.email) },
+  { name: 'invitations', gather: (store, s) => store.invitations(s.environmentId, s.userId, s.emails) },
+  { name: 'organizationInvitations', gather: (store, s) => store.organizationInvitations(s.environmentId, s.userId, s.emails) },
   { name: 'auditEvents', gather: (store, s) => store.auditEvents(s.environmentId, s.userId) },
   { name: 'dataRequests', gather: (store, s) => store.dataRequests(s.environmentId, s.userId) },
 ];
@@ -25,7 +25,7 @@ export const EXPORT_SECTIONS: ExportSection[] = [
 /** Every section about the user, read in the job's transaction; JSON-ready (dates become ISO strings when stored). */
 export async function gatherSections(trx: Db, environmentId: string, userId: string): Promise<Record<string, unknown>> {
   const store = createExportStore(trx);
-  const subject = { environmentId, userId, email: await store.emailOf(environmentId, userId) };
+  const subject = { environmentId, userId, emails: await store.emailsOf(environmentId, userId) };
   const sections: Record<string, unknown> = {};
   // One after another: they share the transaction's connection.
   for (const section of EXPORT_SECTIONS) sections[section.name] = await section.gather(store, subject);

@@ -59,6 +59,25 @@ describe('data exports: POST /_svc/me/data-requests {type: "export"} and the dow
     expect((await eventsOf(t, env, 'data_request.completed')).map((e) => [e.actor_type, e.metadata, e.producer])).toEqual([['system', { type: 'export' }, { type: 'gatehouse', via: 'job' }]]);
   });
 
+  it("lists invitations to any of the user's addresses, secondary ones included, and no other", async () => {
+    const env = await t.given.environment({ signUpUrl: 'https://app.example.com/sign-up' });
+    const user = await t.given.user(env);
+    const session = await t.given.session(env, user);
+    const second = `second-${user.id}@example.com`;
+    // Invited at an address before the user added it to their account.
+    for (const email of [second, `someone-else-${user.id}@example.com`]) {
+      const res = await t.server(env).post('/invitations', { email, publicMetadata: {}, privateMetadata: {} });
+      expect(res.statusCode, res.body).toBe(201);
+    }
+    expect((await t.client(env, { token: session.token }).post('/me/email-addresses', { email: second })).statusCode).toBe(201);
+    const created = await requested(t, env, session, 'export');
+    await t.app.runJobs();
+
+    const { sections } = (await t.client(env, { token: session.token }).get(`/me/data-requests/${created.id}/download`)).json();
+    expect(sections.invitations.map((i: { email: string }) => i.email)).toEqual([second]);
+    expect(sections.emailAddresses.map((a: { email: string; isPrimary: boolean }) => [a.email, a.isPrimary])).toEqual([[user.email, true], [second, false]]);
+  });
+
   it('refuses a second export while one is pending with 409 data_request_in_progress, and allows one once it is ready', async () => {
     const env = await t.given.environment();
     const session = await t.given.session(env, await t.given.user(env));
