@@ -4,6 +4,7 @@ import { deleteUserIdentities } from '../oauth/service.js';
 import type { Db } from '../platform/db/database.js';
 import { deleteAllSessions } from '../sessions/service.js';
 import { eraseAccount } from '../users/accounts.js';
+import { createDataRequestsStore } from './store.js';
 
 export interface ErasureStep {
   name: string;
@@ -23,6 +24,8 @@ export const ERASURE_STEPS: ErasureStep[] = [
   { name: 'emailAddresses', erase: (trx, env, user) => deleteEmailAddresses(trx, env, user) },
   { name: 'account', erase: async (trx, env, user, now) => ((await eraseAccount(trx, env, user, now)) ? 1 : 0) },
   { name: 'ownTrail', erase: (trx, env, user) => scrubOwnTrailOf(trx, env, user) },
+  // An export made before the erasure holds everything above: its archive goes too.
+  { name: 'exportArchives', erase: (trx, env, user, now) => createDataRequestsStore(trx).dropArchivesOf(env, user, now) },
 ];
 
 /** Runs every step; answers the rows each changed, by step name (for the user.erased event). */

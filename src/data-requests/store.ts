@@ -76,6 +76,11 @@ export function createDataRequestsStore(db: Db) {
       return query.set({ status: 'cancelled', cancelled_at: now, cancel_reason: reason, updated_at: now })
         .returning(listed).executeTakeFirst().then((row) => row && toDataRequest(row, now));
     },
+    /** Erasure: the user's export archives still kept are deleted, and their exports stored as completed. */
+    dropArchivesOf: (environmentId: string, userId: string, now: Date) =>
+      db.updateTable('data_requests').where('environment_id', '=', environmentId).where('user_id', '=', userId).where('archive', 'is not', null)
+        .set((eb) => ({ archive: null, status: 'completed', completed_at: eb.fn.coalesce('completed_at', eb.val(now)), expires_at: now, updated_at: now }))
+        .executeTakeFirst().then((r) => Number(r.numUpdatedRows)),
     /**
      * Housekeeping, in every environment: the archives whose link expired are deleted and their exports
      * stored as completed (they read so already), a batch at a time.

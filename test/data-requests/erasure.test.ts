@@ -38,9 +38,14 @@ describe('data erasure: POST /_svc/me/data-requests {type: "erasure"}, its grace
     await t.given.session(env, bystander);
     const secondary = await t.client(env, { token: session.token }).post('/me/email-addresses', { email: `second-${user.id}@example.com` });
     expect(secondary.statusCode, secondary.body).toBe(201);
+    const exported = await requested(t, env, session, 'export');
+    await t.app.runJobs();
     const created = await requested(t, env, session, 'erasure');
 
-    t.clock.advance(7 * DAY_MS);
+    t.clock.advance(7 * DAY_MS - 1);
+    await t.app.runJobs();
+    expect((await storedRequest(t, env, exported.id)).archive).not.toBeNull();
+    t.clock.advance(1);
     await t.app.runJobs();
 
     const erasedAt = t.clock.now();
@@ -59,7 +64,7 @@ describe('data erasure: POST /_svc/me/data-requests {type: "erasure"}, its grace
     const events = await t.db.selectFrom('audit_events').selectAll().where('environment_id', '=', env.id).orderBy('sequence').execute();
     const aboutUser = events.filter((e) => e.actor_id === user.id || e.targets.some((target) => target.type === 'user' && target.id === user.id));
     const own = aboutUser.filter((e) => (e.producer as { type: string }).type === 'gatehouse');
-    expect(own.map((e) => e.action)).toEqual(['user.created', 'user.signed_in', 'user.email_address_added', 'data_request.created', 'user.erased', 'data_request.completed']);
+    expect(own.map((e) => e.action)).toEqual(['user.created', 'user.signed_in', 'user.email_address_added', 'data_request.created', 'data_request.completed', 'data_request.created', 'user.erased', 'data_request.completed']);
     expect(own.map((e) => [e.ip_address, e.user_agent])).toEqual(own.map(() => [null, null]));
     const kept = events.find((e) => e.action === 'invoice.paid')!;
     expect(kept).toMatchObject({ actor_id: user.id, ip_address: '203.0.113.9', user_agent: 'Billing/1.0' });
@@ -67,8 +72,9 @@ describe('data erasure: POST /_svc/me/data-requests {type: "erasure"}, its grace
     expect(bystanderEvents.map((e) => e.ip_address)).toEqual(['127.0.0.1']);
 
     expect(await storedRequest(t, env, created.id)).toMatchObject({ status: 'completed', completed_at: erasedAt });
-    expect((await eventsOf(t, env, 'user.erased')).map((e) => e.metadata)).toEqual([{ removed: { sessions: 1, identities: 0, emailAddresses: 2, account: 1, ownTrail: 4 } }]);
-    expect((await eventsOf(t, env, 'data_request.completed')).map((e) => e.metadata)).toEqual([{ type: 'erasure' }]);
+    expect(await storedRequest(t, env, exported.id)).toMatchObject({ status: 'completed', archive: null, expires_at: erasedAt });
+    expect((await eventsOf(t, env, 'user.erased')).map((e) => e.metadata)).toEqual([{ removed: { sessions: 1, identities: 0, emailAddresses: 2, account: 1, ownTrail: 5, exportArchives: 1 } }]);
+    expect((await eventsOf(t, env, 'data_request.completed')).map((e) => e.metadata)).toEqual([{ type: 'export' }, { type: 'erasure' }]);
     expect(await storedJob(t, env, created.id)).toMatchObject({ status: 'done', attempts: 1 });
   });
 
