@@ -22,6 +22,7 @@ const registry: Record<string, () => Promise<Bench>> = {
   tokens: () => import('./tokens.js'),
   oauth: () => import('./oauth.js'),
   'users-list': () => import('./users-list.js'),
+  'data-requests': () => import('./data-requests.js'),
   start: () => import('./start.js'),
   history: () => import('./history.js'),
   profile: () => import('./profile.js'),

@@ -13,6 +13,13 @@ export async function mirrorPrimaryAddress(trx: Db, environmentId: string, user:
   return createEmailAddressesStore(trx).mirrorPrimary(environmentId, { ...user, email: user.email }, now);
 }
 
+/**
+ * Erasure, in the caller's transaction: deletes every address of the user (the primary's copy in users.email
+ * is cleared by the account step). Answers how many there were.
+ */
+export const deleteEmailAddresses = (trx: Db, environmentId: string, userId: string) =>
+  createEmailAddressesStore(trx).deleteAllForUser(environmentId, userId);
+
 /** A soft-deleted user's addresses free their emails, in the deletion's transaction. */
 export const releaseEmailAddresses = (trx: Db, environmentId: string, userId: string, now: Date) =>
   createEmailAddressesStore(trx).release(environmentId, userId, now).then(() => undefined);

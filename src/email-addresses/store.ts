@@ -106,6 +106,10 @@ export function createEmailAddressesStore(db: Db) {
       }
     },
     /** A deleted user's addresses stop holding their emails. */
+    /** Erasure: every address of the user, primary included. */
+    deleteAllForUser: (environmentId: string, userId: string) =>
+      db.deleteFrom('email_addresses').where('environment_id', '=', environmentId).where('user_id', '=', userId)
+        .executeTakeFirst().then((r) => Number(r.numDeletedRows)),
     release: (environmentId: string, userId: string, now: Date) =>
       db.updateTable('email_addresses').set({ released_at: now })
         .where('environment_id', '=', environmentId).where('user_id', '=', userId).where('released_at', 'is', null).execute(),

@@ -6,7 +6,7 @@ import { hashPassword } from '../platform/crypto/passwords.js';
 import type { Db } from '../platform/db/database.js';
 import type { UserRow } from '../platform/db/tables.js';
 import type { JsonObject } from '../platform/json.js';
-import { emailTaken, weakPassword } from './errors.js';
+import { emailTaken, lastOwner, userNotFound, weakPassword } from './errors.js';
 import { passwordProblem } from './password-policy.js';
 import type { ClientUser, User } from './schemas.js';
 import { createUsersStore, toUser, type NewUser } from './store.js';
@@ -109,6 +109,34 @@ export const applyPasswordReset = async (trx: Db, environmentId: string, userId:
  */
 export const setPrimaryEmailCopy = (trx: Db, environmentId: string, userId: string, email: string, verifiedAt: Date | null, now: Date) =>
   createUsersStore(trx).setEmailCopy(environmentId, userId, email, verifiedAt, now);
+
+/**
+ * 409 last_owner, in the caller's transaction, when the user is the only active owner of an organization
+ * (the organizations are locked, so co-owners leaving at once cannot each count on the other).
+ */
+export async function refuseLastOwner(trx: Db, environmentId: string, userId: string) {
+  const organizationIds = await createUsersStore(trx).lastOwnerOf(environmentId, userId);
+  if (organizationIds.length > 0) throw lastOwner(organizationIds);
+}
+
+/** The user (deleted ones too), locked for the caller's transaction; 404 user_not_found when absent. */
+export async function lockExistingUser(trx: Db, environmentId: string, userId: string): Promise<User> {
+  const found = await createUsersStore(trx).findForUpdate(environmentId, userId);
+  if (!found) throw userNotFound();
+  return found;
+}
+
+/** The organizations whose only active owner the user is, locked for the caller's transaction. */
+export const lastOwnedOrganizations = (trx: Db, environmentId: string, userId: string) =>
+  createUsersStore(trx).lastOwnerOf(environmentId, userId);
+
+/**
+ * Erasure of the account, in the caller's transaction: the user keeps its id and becomes deleted (its
+ * deletedAt kept when it was deleted before), and loses email, password hash, names, locale and every
+ * metadata bag. Answers the status it had, undefined when there is no such user.
+ */
+export const eraseAccount = (trx: Db, environmentId: string, userId: string, now: Date) =>
+  createUsersStore(trx).erase(environmentId, userId, now).then((row) => row?.status);
 
 /** The user and its password hash (null when it has none), read without a lock; undefined when there is no such user. */
 export const userCredentials = (db: Db, environmentId: string, userId: string) =>

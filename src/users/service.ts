@@ -12,20 +12,14 @@ import { assertMetadataBudget, mergeBags } from '../platform/metadata.js';
 import type { ListSessionsQuery } from '../sessions/schemas.js';
 import { revokeAllSessions, type SessionsService } from '../sessions/service.js';
 import { releaseEmailAddresses } from '../email-addresses/primary.js';
-import { checkedPasswordHash, insertUser, joinName, mirrored, normalizeEmail } from './accounts.js';
-import { emailRequired, emailTaken, lastOwner, nameRequired, userDeleted, userNotFound } from './errors.js';
+import { checkedPasswordHash, insertUser, joinName, mirrored, normalizeEmail, refuseLastOwner } from './accounts.js';
+import { emailRequired, emailTaken, nameRequired, userDeleted, userNotFound } from './errors.js';
 import type { CreateUserBody, MetadataPatchBody, UpdateMeBody, UpdateUserBody, User, UserFilter } from './schemas.js';
 import { createUsersStore, lockForSignInStatement, signInSucceededStatement, type ProfileChanges, type UsersStore } from './store.js';
 
 /** The CTE bodies that lock the user a session starts for (`issueSession` in auth): a right password's, or a plain lock. */
 export const signInSucceeded = signInSucceededStatement;
 export const lockForSignIn = lockForSignInStatement;
-
-/** 409 last_owner when banning or deleting the user would leave an organization without an active owner. */
-async function refuseLastOwner(store: UsersStore, environmentId: string, userId: string) {
-  const organizationIds = await store.lastOwnerOf(environmentId, userId);
-  if (organizationIds.length > 0) throw lastOwner(organizationIds);
-}
 
 export interface RegistrationInput { email: string; password: string; firstName?: string; lastName?: string; name?: string; pending: boolean }
 
@@ -186,7 +180,7 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
     ban: (environmentId: string, userId: string, by: Caller): Promise<User> =>
       changeLocked(environmentId, userId, async (store, current, trx) => {
         // A banned owner is no active owner already: banning again changes nothing, and is not refused.
-        if (current.status === 'active') await refuseLastOwner(store, environmentId, userId);
+        if (current.status === 'active') await refuseLastOwner(trx, environmentId, userId);
         const user = (await store.setStatus(environmentId, userId, 'banned', clock.now()))!;
         const revokedSessions = await revokeAllSessions(trx, environmentId, userId, clock.now());
         if (current.status !== 'banned') await recordUserEvent(trx, environmentId, userId, 'user.banned', by, { revokedSessions });
@@ -206,7 +200,7 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
         const store = createUsersStore(trx);
         const user = await store.softDelete(environmentId, userId, clock.now());
         if (!user) return undefined;
-        await refuseLastOwner(store, environmentId, userId);
+        await refuseLastOwner(trx, environmentId, userId);
         const revokedSessions = await revokeAllSessions(trx, environmentId, userId, clock.now());
         await releaseEmailAddresses(trx, environmentId, userId, clock.now());
         await recordUserEvent(trx, environmentId, userId, 'user.deleted', by, { revokedSessions });

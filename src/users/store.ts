@@ -161,6 +161,19 @@ export function createUsersStore(db: Db) {
     softDelete: (environmentId: string, userId: string, now: Date) =>
       byId(environmentId, userId).where('status', '!=', 'deleted').set({ status: 'deleted', deleted_at: now, updated_at: now })
         .returningAll().executeTakeFirst().then((row) => row && toUser(row)),
+    /**
+     * Erasure: the row keeps its id and becomes deleted (deleted_at kept when it was deleted before); every
+     * field that says who the person was is cleared. Answers the row as it was, undefined when absent.
+     */
+    erase: (environmentId: string, userId: string, now: Date) =>
+      sql<{ status: UserStatus }>`
+        update users u set status = 'deleted', deleted_at = coalesce(u.deleted_at, ${now}::timestamptz), updated_at = ${now}::timestamptz,
+          email = null, email_verified_at = null, password_hash = null, name = null, first_name = null, last_name = null, locale = null,
+          public_metadata = '{}', private_metadata = '{}', unsafe_metadata = '{}',
+          failed_sign_ins = 0, locked_until = null, last_sign_in_attempt_at = null
+        from (select status from users where environment_id = ${environmentId}::uuid and id = ${userId}::uuid for update) before
+        where u.environment_id = ${environmentId}::uuid and u.id = ${userId}::uuid
+        returning before.status`.execute(db).then((r) => r.rows[0]),
     setMetadata: (environmentId: string, userId: string, bags: Pick<User, 'publicMetadata' | 'privateMetadata' | 'unsafeMetadata'>, now: Date) =>
       byId(environmentId, userId).set({
         public_metadata: jsonb(bags.publicMetadata), private_metadata: jsonb(bags.privateMetadata),

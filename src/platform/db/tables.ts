@@ -128,6 +128,24 @@ export interface UserIdentityRow {
   email_verified: boolean; created_at: Date; last_sign_in_at: Date;
 }
 
+export type JobStatus = 'queued' | 'done' | 'failed';
+
+export interface JobRow {
+  environment_id: string; id: string; kind: string; payload: Json; status: JobStatus; run_at: Date;
+  attempts: Generated<number>; max_attempts: number; locked_until: Date | null; created_at: Date;
+  finished_at: Date | null; last_error: string | null;
+}
+
+export type DataRequestType = 'export' | 'erasure';
+export type DataRequestStatus = 'pending' | 'ready' | 'scheduled' | 'completed' | 'cancelled';
+
+export interface DataRequestRow {
+  environment_id: string; id: string; user_id: string; type: DataRequestType; status: DataRequestStatus;
+  requested_by: Json; created_at: Date; updated_at: Date; completes_at: Date | null; ready_at: Date | null;
+  expires_at: Date | null; completed_at: Date | null; cancelled_at: Date | null; cancel_reason: string | null;
+  archive: Json | null; job_id: string;
+}
+
 export interface Tables {
   environments: EnvironmentRow;
   secret_keys: SecretKeyRow;
@@ -151,6 +169,8 @@ export interface Tables {
   oauth_providers: OAuthProviderRow;
   oauth_states: OAuthStateRow;
   user_identities: UserIdentityRow;
+  jobs: JobRow;
+  data_requests: DataRequestRow;
 }
 
 /** The database, typed by its tables: the connection pool, or a transaction over it. */
