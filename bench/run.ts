@@ -22,10 +22,12 @@ const registry: Record<string, () => Promise<Bench>> = {
   tokens: () => import('./tokens.js'),
   oauth: () => import('./oauth.js'),
   'users-list': () => import('./users-list.js'),
+  'data-requests': () => import('./data-requests.js'),
   start: () => import('./start.js'),
   history: () => import('./history.js'),
   profile: () => import('./profile.js'),
   factors: () => import('./factors.js'),
+  'email-addresses': () => import('./email-addresses.js'),
 };
 
 function usage(): string {

@@ -21,6 +21,8 @@ import { secondFactorRoutes } from './auth/routes/second-factor.js';
 import { createSecondFactorStep } from './auth/service/second-factor.js';
 import { factorsClientRoutes, factorsServerRoutes } from './factors/routes.js';
 import { createFactorsService } from './factors/service.js';
+import { emailAddressesClientRoutes, emailAddressesServerRoutes } from './email-addresses/routes.js';
+import { createEmailAddressesService } from './email-addresses/service.js';
 import { allowedOriginsServerRoutes, environmentClientRoutes, environmentsAdminRoutes } from './environments/routes.js';
 import { adminTokenMatches, createEnvironmentsService } from './environments/service.js';
 import { invitationsServerRoutes } from './invitations/routes.js';
@@ -62,6 +64,10 @@ import { createMailer, DEFAULT_MAIL_FROM } from './platform/mail/mailer.js';
 import { createOutboxStore } from './platform/mail/outbox-store.js';
 import { createRateLimiter } from './platform/rate-limit.js';
 import { createBackground } from './platform/background.js';
+import { createJobsStore } from './platform/jobs/store.js';
+import { createJobWorker, JOB_WORKER_DEFAULTS, type JobWorkerOptions } from './platform/jobs/worker.js';
+import { dataRequestsClientRoutes, dataRequestsServerRoutes } from './data-requests/routes.js';
+import { createDataRequestsService } from './data-requests/service.js';
 import { sessionsClientRoutes } from './sessions/routes.js';
 import { createSessionsService } from './sessions/service.js';
 import { usersClientRoutes, usersServerRoutes } from './users/routes.js';
@@ -97,6 +103,10 @@ export interface AppOptions {
   housekeeping?: Partial<Housekeeping>;
   /** How the mail worker retries and polls (DELIVERY_DEFAULTS); tests make it quick. */
   mailDelivery?: Partial<DeliveryOptions>;
+  /** How the job worker retries, leases and polls (JOB_WORKER_DEFAULTS); tests make it quick. */
+  jobs?: Partial<JobWorkerOptions>;
+  /** False leaves the job worker off, so jobs run only when app.runJobs() is called (tests that look at a job's state before it runs). */
+  jobsInBackground?: boolean;
 }
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -160,6 +170,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     relyingParty: createRelyingParty({ clock, timeoutSeconds: options.oauthTimeoutSeconds ?? 10 }),
   });
   const outbox = createOutboxStore(db);
+  const emailAddresses = createEmailAddressesService({ db, clock, mailer, limiter, users });
+  // The job queue's worker; it is created before the services that queue jobs so they can wake it.
+  const jobHandlers: Parameters<typeof createJobWorker>[0]['handlers'] = {};
+  const jobWorker = createJobWorker({ db, clock, log: app.log, notifications: options.notifications, handlers: jobHandlers, options: { ...JOB_WORKER_DEFAULTS, ...options.jobs } });
+  const dataRequests = createDataRequestsService({ db, clock, environments, wakeJobs: jobWorker.wake });
+  Object.assign(jobHandlers, dataRequests.jobHandlers);
   // The sign-in wing: every route that ends in a session, each through issueSession.
   const signInRoutes = [
     passwordAuthRoutes(passwords, codes),
@@ -223,6 +239,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(serverPlane((key) => environments.authenticateSecretKey(key), [
     usersServerRoutes(users),
+    emailAddressesServerRoutes(emailAddresses),
     invitationsServerRoutes(invitations),
     allowedOriginsServerRoutes(environments),
     auditServerRoutes(audit),
@@ -231,13 +248,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     sessionTokensServerRoutes(sessionTokens),
     oauthServerRoutes(oauth),
     factorsServerRoutes(factors),
+    dataRequestsServerRoutes(dataRequests),
   ]), { prefix: '/api/server/v1' });
 
   await app.register(clientPlane({
     resolveEnvironment: (host) => environments.findByHost(host),
     authenticateSession: (environmentId, token) => sessions.authenticate(environmentId, token),
     publicRoutes: [...signInRoutes, sessionTokensPublicRoutes(sessionTokens), environmentClientRoutes(environments, oauth.listEnabled)],
-    sessionRoutes: [usersClientRoutes(users), accountClientRoutes(createAccountService({ db, clock, limiter, mailer, sealer, users })), factorsClientRoutes(factors), sessionsClientRoutes(sessions), signOutRoutes(sessions), organizationsClientRoutes(createMemberActions(organizations)), organizationInvitationsClientRoutes(organizationInvitations), sessionTokensClientRoutes(sessionTokens), oauthSessionRoutes(oauth)],
+    sessionRoutes: [usersClientRoutes(users), emailAddressesClientRoutes(emailAddresses), accountClientRoutes(createAccountService({ db, clock, limiter, mailer, sealer, users })), factorsClientRoutes(factors), sessionsClientRoutes(sessions), signOutRoutes(sessions), organizationsClientRoutes(createMemberActions(organizations)), organizationInvitationsClientRoutes(organizationInvitations), sessionTokensClientRoutes(sessionTokens), oauthSessionRoutes(oauth), dataRequestsClientRoutes(dataRequests)],
   }), { prefix: '/_svc' });
 
   if (options.adminToken) {
@@ -254,13 +272,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     pruneRateLimitWindows: limiter.pruneOldWindows, pruneExpiredCodes: codes.pruneExpiredCodes, pruneAuditIdempotencyKeys: audit.pruneIdempotencyKeys,
     expireInvitations: invitations.expireOverdue, pruneOutbox: () => outbox.prune(clock.now(), housekeeping.outboxRetentionDays * DAY_MS),
     pruneOAuthStates: oauth.pruneExpiredStates, pruneEndedSessions: () => sessions.pruneEnded(housekeeping.sessionRetentionDays),
-    pruneAuditEvents: audit.pruneExpiredEvents, pruneMfaChallenges: secondStep.pruneExpired,
+    pruneAuditEvents: audit.pruneExpiredEvents, expireDataExports: dataRequests.expireArchives, pruneMfaChallenges: secondStep.pruneExpired,
+    pruneFinishedJobs: () => createJobsStore(db).pruneFinished(new Date(clock.now().getTime() - housekeeping.jobRetentionDays * DAY_MS)),
   }, housekeeping.intervalSeconds * 1000);
   app.decorate('runHousekeeping', sweep);
   app.decorate('settled', background.settled);
   app.addHook('onClose', background.settled);
   app.addHook('onReady', async () => mailer.start());
   app.addHook('onClose', async () => mailer.close());
+  app.decorate('runJobs', jobWorker.runDue);
+  if (options.jobsInBackground !== false) app.addHook('onReady', async () => jobWorker.start());
+  app.addHook('onClose', async () => jobWorker.stop());
   return app;
 }
 

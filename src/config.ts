@@ -4,6 +4,7 @@ import { Value } from 'typebox/value';
 import { parseEncryptionKey } from './platform/crypto/encryption.js';
 import { DEFAULT_MAIL_FROM } from './platform/mail/mailer.js';
 import { STATEMENT_LIMITS } from './platform/db/pool.js';
+import { JOB_WORKER_DEFAULTS } from './platform/jobs/worker.js';
 import { HOUSEKEEPING_DEFAULTS, type Housekeeping } from './platform/maintenance.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -26,6 +27,7 @@ const ConfigSchema = Type.Object({
   retentionOutboxDays: Type.Integer({ minimum: 1, maximum: 3650 }),
   statementTimeoutMs: Type.Integer({ minimum: 100, maximum: 3_600_000 }),
   lockTimeoutMs: Type.Integer({ minimum: 100, maximum: 3_600_000 }),
+  jobLeaseSeconds: Type.Integer({ minimum: 1, maximum: 3600 }),
 });
 export type Config = Static<typeof ConfigSchema>;
 type Key = keyof Config;
@@ -77,6 +79,7 @@ const VARIABLES: Record<Key, { name: string; rule: string; check?: (value: never
   retentionOutboxDays: { name: 'GATEHOUSE_RETENTION_OUTBOX_DAYS', rule: 'must be a whole number of days from 1 to 3650' },
   statementTimeoutMs: { name: 'GATEHOUSE_DB_STATEMENT_TIMEOUT_MS', rule: 'must be a whole number of milliseconds from 100 to 3600000' },
   lockTimeoutMs: { name: 'GATEHOUSE_DB_LOCK_TIMEOUT_MS', rule: 'must be a whole number of milliseconds from 100 to 3600000' },
+  jobLeaseSeconds: { name: 'GATEHOUSE_JOB_LEASE_SECONDS', rule: 'must be a whole number of seconds from 1 to 3600' },
 };
 
 // Digits only: Number('') is 0 (a random port) and Number('8e3') is 8000.
@@ -104,6 +107,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     retentionOutboxDays: wholeNumber(env.GATEHOUSE_RETENTION_OUTBOX_DAYS, HOUSEKEEPING_DEFAULTS.outboxRetentionDays),
     statementTimeoutMs: wholeNumber(env.GATEHOUSE_DB_STATEMENT_TIMEOUT_MS, STATEMENT_LIMITS.statementTimeoutMs),
     lockTimeoutMs: wholeNumber(env.GATEHOUSE_DB_LOCK_TIMEOUT_MS, STATEMENT_LIMITS.lockTimeoutMs),
+    jobLeaseSeconds: wholeNumber(env.GATEHOUSE_JOB_LEASE_SECONDS, JOB_WORKER_DEFAULTS.leaseMs / 1000),
   };
   const lines = (Object.keys(VARIABLES) as Key[]).flatMap((key) => {
     const value = raw[key];
@@ -152,4 +156,5 @@ export const housekeepingOf = (config: Config): Housekeeping => ({
   intervalSeconds: config.housekeepingIntervalSeconds,
   sessionRetentionDays: config.retentionSessionsDays,
   outboxRetentionDays: config.retentionOutboxDays,
+  jobRetentionDays: HOUSEKEEPING_DEFAULTS.jobRetentionDays,
 });

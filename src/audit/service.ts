@@ -92,6 +92,13 @@ const storedOwnEvent = (event: OwnEvent, now: Date): NewAuditEvent => ({
   producer: { type: 'gatehouse', via: event.via }, metadata: event.metadata ?? {}, schemaVersion: 1, correlationId: null,
 });
 
+/**
+ * Erasure, in the caller's transaction: the IP addresses and user agents in the service's own trail events
+ * that name the user are nulled. The events stay, as do every event the customer appended. Answers how many changed.
+ */
+export const scrubOwnTrailOf = (trx: Db, environmentId: string, userId: string) =>
+  createAuditStore(trx).scrubOwnEventsOf(environmentId, userId);
+
 /** 400 invalid_idempotency_key unless the header holds 1 to 255 printable ASCII characters. */
 function checkIdempotencyKey(key: string | string[] | undefined): string {
   if (key === undefined) throw invalidIdempotencyKey('Send an Idempotency-Key header: a unique value per event, such as a UUID.');

@@ -147,6 +147,20 @@ export function createAuditStore(db: Db) {
         return deleteBatch(trx, 'audit_events', sql<boolean>`environment_id = ${environmentId}::uuid
           and occurred_at < ${cutoff}::timestamptz and recorded_at < ${cutoff}::timestamptz`, limit);
       }),
+    /**
+     * Erasure: nulls the IP address and user agent of the service's own events that name the user (as actor
+     * or target). The append-only trigger lets this UPDATE through only for the environment and user this
+     * transaction names first, only on own-trail events, and only for those two columns.
+     */
+    async scrubOwnEventsOf(environmentId: string, userId: string): Promise<number> {
+      await sql`select set_config('gatehouse.audit_erasure_environment', ${environmentId}, true),
+                       set_config('gatehouse.audit_erasure_user', ${userId}, true)`.execute(db);
+      const result = await sql`update audit_events set ip_address = null, user_agent = null
+        where environment_id = ${environmentId}::uuid and producer ->> 'type' = 'gatehouse'
+          and (actor_id = ${userId}::uuid or targets @> ${jsonb([{ type: 'user', id: userId }])}::jsonb)
+          and (ip_address is not null or user_agent is not null)`.execute(db);
+      return Number(result.numAffectedRows ?? 0);
+    },
     /** Keys older than the cutoff, across environments (maintenance). */
     deleteIdempotencyKeysBefore: (cutoff: Date) =>
       deleteInBatches(db, 'audit_idempotency_keys', sql<boolean>`created_at < ${cutoff}::timestamptz`),

@@ -31,6 +31,8 @@ export const EnvironmentSettings = Type.Object({
   auditLogEnabled: Type.Boolean(),
   auditRetentionDays: Nullable(Type.Integer({ minimum: AUDIT_RETENTION_DAYS.min, maximum: AUDIT_RETENTION_DAYS.max })),
   emailVerificationRequired: Type.Boolean(),
+  /** Days an erasure request waits (and can be cancelled) before it runs; 0 runs it at once. */
+  dataErasureGraceDays: Type.Integer({ minimum: 0, maximum: 365 }),
   enumerationProtection: Type.Boolean(),
   oauthLinkVerifiedEmails: Type.Boolean(),
   selfDeletionEnabled: Type.Boolean(),
@@ -60,6 +62,7 @@ export const DEFAULT_SETTINGS: EnvironmentSettings = Object.freeze({
   auditLogEnabled: true,
   auditRetentionDays: null,
   emailVerificationRequired: true,
+  dataErasureGraceDays: 7,
   enumerationProtection: false,
   oauthLinkVerifiedEmails: true,
   selfDeletionEnabled: true,

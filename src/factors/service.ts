@@ -64,6 +64,9 @@ export async function checkSecondFactor(db: Db, sealer: Sealer, environmentId: s
 /** What a user with a confirmed factor can answer a challenge with. */
 export const SECOND_FACTOR_KINDS: SecondFactorKind[] = ['totp', 'backup_code'];
 
+/** An erasure: every factor and backup code of the user, in the caller's transaction; answers how many confirmed factors went. */
+export const deleteSecondFactors = (trx: Db, environmentId: string, userId: string) => createFactorsStore(trx).deleteAll(environmentId, userId);
+
 /** Whether the user has a confirmed second factor, in the caller's transaction. */
 export const hasSecondFactor = (db: Db, environmentId: string, userId: string) => createFactorsStore(db).hasConfirmedTotp(environmentId, userId);
 

@@ -20,6 +20,13 @@ import { OAuthFailure, type AuthorizationSecrets, type Profile, type ProviderSet
 import type { Identity } from './schemas.js';
 import { createIdentitiesStore, createProvidersStore, createStatesStore, type IdentityRecord, type ProviderRecord } from './store.js';
 
+/**
+ * Erasure, in the caller's transaction: deletes the user's external identities (provider subjects and the
+ * emails providers reported); a later sign-in with one starts over. Answers how many there were.
+ */
+export const deleteUserIdentities = (trx: Db, environmentId: string, userId: string) =>
+  createIdentitiesStore(trx).deleteAllForUser(environmentId, userId);
+
 export interface OAuthDeps {
   db: Db; clock: Clock; sealer: Sealer; relyingParty: RelyingParty;
   users: Pick<UsersService, 'get'>;

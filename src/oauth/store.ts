@@ -89,6 +89,10 @@ export function createIdentitiesStore(db: Db) {
     deleteForUser: (environmentId: string, userId: string, id: string) =>
       db.deleteFrom('user_identities').where('environment_id', '=', environmentId).where('user_id', '=', userId).where('id', '=', id)
         .returningAll().executeTakeFirst(),
+    /** Erasure: every identity of the user. */
+    deleteAllForUser: (environmentId: string, userId: string) =>
+      db.deleteFrom('user_identities').where('environment_id', '=', environmentId).where('user_id', '=', userId)
+        .executeTakeFirst().then((r) => Number(r.numDeletedRows)),
     countForUser: (environmentId: string, userId: string) =>
       identities(environmentId).clearSelect().select(sql<number>`count(*)::int`.as('n')).where('user_id', '=', userId)
         .executeTakeFirstOrThrow().then((r) => r.n),

@@ -9,9 +9,11 @@ export interface Housekeeping {
   sessionRetentionDays: number;
   /** Delivered and failed mail (its record, the bodies are gone at once) is deleted this long after it was queued. */
   outboxRetentionDays: number;
+  /** Finished (done or failed) jobs of the job queue are deleted this long after they finished. */
+  jobRetentionDays: number;
 }
 
-export const HOUSEKEEPING_DEFAULTS: Housekeeping = Object.freeze({ intervalSeconds: 600, sessionRetentionDays: 30, outboxRetentionDays: 7 });
+export const HOUSEKEEPING_DEFAULTS: Housekeeping = Object.freeze({ intervalSeconds: 600, sessionRetentionDays: 30, outboxRetentionDays: 7, jobRetentionDays: 7 });
 
 export const DAY_MS = 86_400_000;
 

@@ -88,6 +88,13 @@ export const endEnrolmentOnly = (db: Db, environmentId: string, userId: string) 
 export const markSessionAuthenticated = (db: Db, environmentId: string, sessionId: string, now: Date) =>
   createSessionsStore(db).markAuthenticated(environmentId, sessionId, now);
 
+/**
+ * Erasure, in the caller's transaction: deletes every session of the user, live or ended, so the next
+ * request with any of them is 401 and no IP or user agent of theirs is left. Answers how many there were.
+ */
+export const deleteAllSessions = (db: Db, environmentId: string, userId: string) =>
+  createSessionsStore(db).deleteAllForUser(environmentId, userId);
+
 /** Ends one session of the user in the caller's transaction (an impersonation revoked); undefined when it had ended already. */
 export const endSession = (db: Db, environmentId: string, userId: string, sessionId: string, now: Date) =>
   createSessionsStore(db).revokeOne(environmentId, userId, sessionId, now);

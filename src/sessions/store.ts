@@ -81,6 +81,10 @@ export function createSessionsStore(db: Db) {
     markAuthenticated: (environmentId: string, sessionId: string, now: Date) =>
       db.updateTable('sessions').set({ authenticated_at: now })
         .where('environment_id', '=', environmentId).where('id', '=', sessionId).where('revoked_at', 'is', null).execute(),
+    /** Erasure: every session of the user, live or ended (their IPs and user agents go with them). */
+    deleteAllForUser: (environmentId: string, userId: string) =>
+      db.deleteFrom('sessions').where('environment_id', '=', environmentId).where('user_id', '=', userId)
+        .executeTakeFirst().then((r) => Number(r.numDeletedRows)),
     /** Revokes one session of one user that is not revoked yet; undefined when there is no such session. */
     revokeOne: (environmentId: string, userId: string, sessionId: string, now: Date) =>
       db.updateTable('sessions').set({ revoked_at: now })

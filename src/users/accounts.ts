@@ -1,11 +1,12 @@
 import type { Selectable } from 'kysely';
 import { uuidv7 } from 'uuidv7';
+import { mirrorPrimaryAddress } from '../email-addresses/primary.js';
 import type { EnvironmentSettings } from '../environments/settings.js';
 import { hashPassword } from '../platform/crypto/passwords.js';
 import type { Db } from '../platform/db/database.js';
 import type { UserRow } from '../platform/db/tables.js';
 import type { JsonObject } from '../platform/json.js';
-import { emailTaken, weakPassword } from './errors.js';
+import { emailTaken, lastOwner, userNotFound, weakPassword } from './errors.js';
 import { passwordProblem } from './password-policy.js';
 import type { ClientUser, User } from './schemas.js';
 import { createUsersStore, toUser, type NewUser } from './store.js';
@@ -49,11 +50,24 @@ export async function checkedPasswordHash(password: string, settings: Environmen
   return hashPassword(password);
 }
 
-/** The one way a user is created: 409 email_taken when another live user of the environment has the email. */
-export async function insertUser(db: Db, environmentId: string, user: NewUser, now: Date): Promise<User> {
-  const inserted = await createUsersStore(db).insert(environmentId, user, now);
+/**
+ * The one way a user is created, with its email as its primary address, in the caller's transaction:
+ * 409 email_taken when another live user of the environment has the email (as its own, or verified as
+ * one of its addresses).
+ */
+export async function insertUser(trx: Db, environmentId: string, user: NewUser, now: Date): Promise<User> {
+  const inserted = await createUsersStore(trx).insert(environmentId, user, now);
   if (inserted === 'email_taken') throw emailTaken();
-  return inserted;
+  return mirrored(trx, environmentId, inserted, now);
+}
+
+/**
+ * The user after a change of users.email or users.email_verified_at, its primary address made to match
+ * in the same transaction; 409 email_taken when another live user holds the email as an address.
+ */
+export async function mirrored<T extends User | undefined>(trx: Db, environmentId: string, user: T, now: Date): Promise<T> {
+  if (user && (await mirrorPrimaryAddress(trx, environmentId, user, now)) === 'email_taken') throw emailTaken();
+  return user;
 }
 
 /**
@@ -83,10 +97,46 @@ export const insertVerifiedUser = (trx: Db, environmentId: string, user: Verifie
 
 /**
  * The account side of a password reset, in the caller's transaction: the new hash, the sign-in lockout
- * cleared and a pending registration completed (the mailed code proved the email). Undefined unless active.
+ * cleared and a pending registration completed. `primaryProven` when the code went to the user's own
+ * email (then verified), not to a secondary address. Undefined unless active.
  */
-export const applyPasswordReset = (trx: Db, environmentId: string, userId: string, passwordHash: string, now: Date) =>
-  createUsersStore(trx).resetPassword(environmentId, userId, passwordHash, now);
+export const applyPasswordReset = async (trx: Db, environmentId: string, userId: string, passwordHash: string, primaryProven: boolean, now: Date) =>
+  mirrored(trx, environmentId, await createUsersStore(trx).resetPassword(environmentId, userId, passwordHash, primaryProven, now), now);
+
+/**
+ * The primary address moved (email-addresses): the user's copy of it follows, in the caller's transaction.
+ * 'email_taken' when another live user has the email as its own; undefined for a missing or deleted user.
+ */
+export const setPrimaryEmailCopy = (trx: Db, environmentId: string, userId: string, email: string, verifiedAt: Date | null, now: Date) =>
+  createUsersStore(trx).setEmailCopy(environmentId, userId, email, verifiedAt, now);
+
+/**
+ * 409 last_owner, in the caller's transaction, when the user is the only active owner of an organization
+ * (the organizations are locked, so co-owners leaving at once cannot each count on the other).
+ */
+export async function refuseLastOwner(trx: Db, environmentId: string, userId: string) {
+  const organizationIds = await createUsersStore(trx).lastOwnerOf(environmentId, userId);
+  if (organizationIds.length > 0) throw lastOwner(organizationIds);
+}
+
+/** The user (deleted ones too), locked for the caller's transaction; 404 user_not_found when absent. */
+export async function lockExistingUser(trx: Db, environmentId: string, userId: string): Promise<User> {
+  const found = await createUsersStore(trx).findForUpdate(environmentId, userId);
+  if (!found) throw userNotFound();
+  return found;
+}
+
+/** The organizations whose only active owner the user is, locked for the caller's transaction. */
+export const lastOwnedOrganizations = (trx: Db, environmentId: string, userId: string) =>
+  createUsersStore(trx).lastOwnerOf(environmentId, userId);
+
+/**
+ * Erasure of the account, in the caller's transaction: the user keeps its id and becomes deleted (its
+ * deletedAt kept when it was deleted before), and loses email, password hash, names, locale and every
+ * metadata bag. Answers the status it had, undefined when there is no such user.
+ */
+export const eraseAccount = (trx: Db, environmentId: string, userId: string, now: Date) =>
+  createUsersStore(trx).erase(environmentId, userId, now).then((row) => row?.status);
 
 /** The user and its password hash (null when it has none), read without a lock; undefined when there is no such user. */
 export const userCredentials = (db: Db, environmentId: string, userId: string) =>
@@ -108,5 +158,5 @@ export const lockLiveUserByEmail = (trx: Db, environmentId: string, email: strin
  * An external provider proved the email of a user whose email was unproven, in the caller's transaction:
  * verified, registration complete, the unproven password removed. Undefined unless the user is active.
  */
-export const proveEmailByProvider = (trx: Db, environmentId: string, userId: string, now: Date) =>
-  createUsersStore(trx).proveEmailDroppingPassword(environmentId, userId, now);
+export const proveEmailByProvider = async (trx: Db, environmentId: string, userId: string, now: Date) =>
+  mirrored(trx, environmentId, await createUsersStore(trx).proveEmailDroppingPassword(environmentId, userId, now), now);

@@ -11,8 +11,9 @@ import { canonicalJson, type JsonObject } from '../platform/json.js';
 import { assertMetadataBudget, mergeBags } from '../platform/metadata.js';
 import type { ListSessionsQuery } from '../sessions/schemas.js';
 import { revokeAllSessions, type SessionsService } from '../sessions/service.js';
-import { checkedPasswordHash, insertUser, joinName, normalizeEmail } from './accounts.js';
-import { emailRequired, emailTaken, lastOwner, nameRequired, userDeleted, userNotFound } from './errors.js';
+import { releaseEmailAddresses } from '../email-addresses/primary.js';
+import { checkedPasswordHash, insertUser, joinName, mirrored, normalizeEmail, refuseLastOwner } from './accounts.js';
+import { emailRequired, emailTaken, nameRequired, userDeleted, userNotFound } from './errors.js';
 import type { CreateUserBody, MetadataPatchBody, UpdateMeBody, UpdateUserBody, User, UserFilter } from './schemas.js';
 import { clearFailuresStatement, createUsersStore, lockForSignInStatement, signInSucceededStatement, type ProfileChanges, type UsersStore } from './store.js';
 
@@ -20,12 +21,6 @@ import { clearFailuresStatement, createUsersStore, lockForSignInStatement, signI
 export const signInSucceeded = signInSucceededStatement;
 export const secondFactorSucceeded = clearFailuresStatement;
 export const lockForSignIn = lockForSignInStatement;
-
-/** 409 last_owner when banning or deleting the user would leave an organization without an active owner. */
-async function refuseLastOwner(store: UsersStore, environmentId: string, userId: string) {
-  const organizationIds = await store.lastOwnerOf(environmentId, userId);
-  if (organizationIds.length > 0) throw lastOwner(organizationIds);
-}
 
 export interface RegistrationInput { email: string; password: string; firstName?: string; lastName?: string; name?: string; pending: boolean }
 
@@ -169,8 +164,9 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
           changes.name = joinName(body.firstName === undefined ? current.firstName : body.firstName, body.lastName === undefined ? current.lastName : body.lastName);
         }
         if (unsafeMetadata) changes.unsafeMetadata = mergeBags(bagsOf(current), { unsafeMetadata }).unsafeMetadata;
-        const updated = unlessTaken(await store.updateProfile(environmentId, userId, changes, clock.now()));
-        if (!updated) throw userNotFound(); // cannot happen under the lock; never query outside the transaction here
+        const changed = unlessTaken(await store.updateProfile(environmentId, userId, changes, clock.now()));
+        if (!changed) throw userNotFound(); // cannot happen under the lock; never query outside the transaction here
+        const updated = email === undefined ? changed : await mirrored(trx, environmentId, changed, clock.now());
         const fields = changedFields(current, updated, passwordHash !== undefined);
         if (fields.length > 0) await recordUserEvent(trx, environmentId, userId, 'user.updated', by, { changedFields: fields });
         if (unsafeMetadata) await recordMetadataChange(trx, environmentId, current, updated, { unsafeMetadata }, by);
@@ -185,7 +181,7 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
     ban: (environmentId: string, userId: string, by: Caller): Promise<User> =>
       changeLocked(environmentId, userId, async (store, current, trx) => {
         // A banned owner is no active owner already: banning again changes nothing, and is not refused.
-        if (current.status === 'active') await refuseLastOwner(store, environmentId, userId);
+        if (current.status === 'active') await refuseLastOwner(trx, environmentId, userId);
         const user = (await store.setStatus(environmentId, userId, 'banned', clock.now()))!;
         const revokedSessions = await revokeAllSessions(trx, environmentId, userId, clock.now());
         if (current.status !== 'banned') await recordUserEvent(trx, environmentId, userId, 'user.banned', by, { revokedSessions });
@@ -205,8 +201,9 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
         const store = createUsersStore(trx);
         const user = await store.softDelete(environmentId, userId, clock.now());
         if (!user) return undefined;
-        await refuseLastOwner(store, environmentId, userId);
+        await refuseLastOwner(trx, environmentId, userId);
         const revokedSessions = await revokeAllSessions(trx, environmentId, userId, clock.now());
+        await releaseEmailAddresses(trx, environmentId, userId, clock.now());
         await recordUserEvent(trx, environmentId, userId, 'user.deleted', by, { revokedSessions });
         return user;
       });
@@ -243,7 +240,7 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
     /** Completes a pending registration whose emailed code was right; undefined unless the user is active. */
     completeRegistration: (environmentId: string, userId: string, context: RequestContext) =>
       inTransaction(db, async (trx) => {
-        const user = await createUsersStore(trx).completeRegistration(environmentId, userId, clock.now());
+        const user = await mirrored(trx, environmentId, await createUsersStore(trx).completeRegistration(environmentId, userId, clock.now()), clock.now());
         if (user) await recordUserEvent(trx, environmentId, userId, 'user.email_verified', userCaller(userId, context));
         return user;
       }),

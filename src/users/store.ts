@@ -35,6 +35,8 @@ export function createUsersStore(db: Db) {
     db.selectFrom('users').selectAll().where('environment_id', '=', environmentId).where('id', '=', userId);
   const liveRowByEmail = (environmentId: string, email: string) =>
     db.selectFrom('users').selectAll().where('environment_id', '=', environmentId).where('email', '=', email).where('status', '!=', 'deleted');
+  const liveRowBySignInEmail = (environmentId: string, email: string) =>
+    db.selectFrom('users').selectAll().where('environment_id', '=', environmentId).where(signsIn(environmentId, email)).where('status', '!=', 'deleted');
   const byId = (environmentId: string, userId: string) =>
     db.updateTable('users').where('environment_id', '=', environmentId).where('id', '=', userId);
 
@@ -87,9 +89,9 @@ export function createUsersStore(db: Db) {
       byId(environmentId, userId).where('status', '=', 'active').set({
         email_verified_at: now, registration_state: 'complete', password_hash: null, failed_sign_ins: 0, locked_until: null, updated_at: now,
       }).returningAll().executeTakeFirst().then((row) => row && toUser(row)),
-    /** The live (not deleted) user with this email, with what sign-in needs. */
+    /** The live (not deleted) user this email signs in (its primary, or a verified secondary address), with what sign-in needs. */
     findCredentials: (environmentId: string, email: string) =>
-      liveRowByEmail(environmentId, email).executeTakeFirst().then(toCredentials),
+      liveRowBySignInEmail(environmentId, email).executeTakeFirst().then(toCredentials),
     async list(environmentId: string, filter: UserFilter, page: PageQuery) {
       const matching = (statuses = filter.statuses) => {
         let query = db.selectFrom('users').selectAll().where('environment_id', '=', environmentId);
@@ -159,6 +161,19 @@ export function createUsersStore(db: Db) {
     softDelete: (environmentId: string, userId: string, now: Date) =>
       byId(environmentId, userId).where('status', '!=', 'deleted').set({ status: 'deleted', deleted_at: now, updated_at: now })
         .returningAll().executeTakeFirst().then((row) => row && toUser(row)),
+    /**
+     * Erasure: the row keeps its id and becomes deleted (deleted_at kept when it was deleted before); every
+     * field that says who the person was is cleared. Answers the row as it was, undefined when absent.
+     */
+    erase: (environmentId: string, userId: string, now: Date) =>
+      sql<{ status: UserStatus }>`
+        update users u set status = 'deleted', deleted_at = coalesce(u.deleted_at, ${now}::timestamptz), updated_at = ${now}::timestamptz,
+          email = null, email_verified_at = null, password_hash = null, name = null, first_name = null, last_name = null, locale = null,
+          public_metadata = '{}', private_metadata = '{}', unsafe_metadata = '{}',
+          failed_sign_ins = 0, locked_until = null, last_sign_in_attempt_at = null
+        from (select status from users where environment_id = ${environmentId}::uuid and id = ${userId}::uuid for update) before
+        where u.environment_id = ${environmentId}::uuid and u.id = ${userId}::uuid
+        returning before.status`.execute(db).then((r) => r.rows[0]),
     setMetadata: (environmentId: string, userId: string, bags: Pick<User, 'publicMetadata' | 'privateMetadata' | 'unsafeMetadata'>, now: Date) =>
       byId(environmentId, userId).set({
         public_metadata: jsonb(bags.publicMetadata), private_metadata: jsonb(bags.privateMetadata),
@@ -166,13 +181,25 @@ export function createUsersStore(db: Db) {
       }).returningAll().executeTakeFirstOrThrow().then(toUser),
     /**
      * A password reset of an active user: the new hash, the sign-in lockout cleared, and a pending
-     * registration completed (the mailed code proved control of the email). Undefined unless active.
+     * registration completed (the mailed code proved control of the email). The email counts as verified
+     * only when the code went to it, not to a secondary address. Undefined unless active.
      */
-    resetPassword: (environmentId: string, userId: string, passwordHash: string, now: Date) =>
+    resetPassword: (environmentId: string, userId: string, passwordHash: string, primaryProven: boolean, now: Date) =>
       byId(environmentId, userId).where('status', '=', 'active').set((eb) => ({
-        password_hash: passwordHash, failed_sign_ins: 0, locked_until: null,
-        registration_state: 'complete' as const, email_verified_at: eb.fn.coalesce('email_verified_at', eb.val(now)), updated_at: now,
+        password_hash: passwordHash, failed_sign_ins: 0, locked_until: null, registration_state: 'complete' as const,
+        ...(primaryProven && { email_verified_at: eb.fn.coalesce('email_verified_at', eb.val(now)) }), updated_at: now,
       })).returningAll().executeTakeFirst().then((row) => row && toUser(row)),
+    /** The copy of the primary address on the user (it moved); 'email_taken' when another live user has the email. */
+    async setEmailCopy(environmentId: string, userId: string, email: string, verifiedAt: Date | null, now: Date): Promise<User | undefined | 'email_taken'> {
+      try {
+        const row = await byId(environmentId, userId).where('status', '!=', 'deleted').set({ email, email_verified_at: verifiedAt, updated_at: now })
+          .returningAll().executeTakeFirst();
+        return row && toUser(row);
+      } catch (err) {
+        if (isUniqueViolation(err, EMAIL_KEY)) return 'email_taken';
+        throw err;
+      }
+    },
     completeRegistration: (environmentId: string, userId: string, now: Date) =>
       byId(environmentId, userId).where('status', '=', 'active').set({
         registration_state: 'complete', email_verified_at: now, updated_at: now,
@@ -191,7 +218,7 @@ export function createUsersStore(db: Db) {
       const { rows } = await sql<Selectable<UserRow> & { budget_count: number | null; has_second_factor: boolean | null }>`${preparedAs('sign_in_reserve')}
         with budget as (${budget}), account as (
           ${reserveAttempt(lockout, now)}
-          where environment_id = ${environmentId}::uuid and email = ${email} and status <> 'deleted' and ${admitsAttempt(lockout, now)}
+          where environment_id = ${environmentId}::uuid and ${signsIn(environmentId, email)} and status <> 'deleted' and ${admitsAttempt(lockout, now)}
             and exists (select from budget)
           returning *
         )
@@ -267,6 +294,15 @@ export const lockForSignInStatement = (environmentId: string, userId: string) =>
   select environment_id, id, status from users
   where environment_id = ${environmentId}::uuid and id = ${userId}::uuid
   for share`;
+
+/**
+ * The user an email signs in: its primary (users.email, the hot path through users_email_key) or a verified
+ * secondary address, whose owner the claimed-addresses index of 0019 finds in one lookup (at most one live
+ * user: the index is unique). The subquery runs once per statement.
+ */
+const signsIn = (environmentId: string, email: string) => sql<boolean>`(email = ${email} or id = (
+  select a.user_id from email_addresses a
+  where a.environment_id = ${environmentId}::uuid and a.email = ${email} and a.verified_at is not null and a.released_at is null))`;
 
 const byStatusesAlone = (filter: UserFilter) =>
   (filter.statuses?.length ?? 0) > 1 && !filter.emailSearch && !filter.publicMetadata && !filter.privateMetadata;

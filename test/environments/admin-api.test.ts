@@ -25,6 +25,7 @@ const DEFAULT_SETTINGS = {
   auditLogEnabled: true,
   auditRetentionDays: null,
   emailVerificationRequired: true,
+  dataErasureGraceDays: 7,
   enumerationProtection: false,
   oauthLinkVerifiedEmails: true,
   selfDeletionEnabled: true,

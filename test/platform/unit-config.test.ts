@@ -23,6 +23,7 @@ describe('configuration from environment variables', () => {
       port: 3000, host: 'localhost', dataDir: './data', databaseUrl: undefined, adminToken: undefined, smtpUrl: undefined,
       mailFrom: 'Gatehouse <no-reply@gatehouse.localhost>', trustedProxies: [], logLevel: 'info',
       housekeepingIntervalSeconds: 600, retentionSessionsDays: 30, retentionOutboxDays: 7, statementTimeoutMs: 5000, lockTimeoutMs: 2000,
+      jobLeaseSeconds: 60,
     });
   });
 
@@ -83,11 +84,13 @@ describe('configuration from environment variables', () => {
   it('reads the housekeeping interval and the retentions of sessions and delivered mail', () => {
     const config = loadConfig({ GATEHOUSE_HOUSEKEEPING_INTERVAL_SECONDS: '60', GATEHOUSE_RETENTION_SESSIONS_DAYS: '90', GATEHOUSE_RETENTION_OUTBOX_DAYS: '1' });
     expect(config).toMatchObject({ housekeepingIntervalSeconds: 60, retentionSessionsDays: 90, retentionOutboxDays: 1 });
-    expect(housekeepingOf(config)).toEqual({ intervalSeconds: 60, sessionRetentionDays: 90, outboxRetentionDays: 1 });
+    expect(housekeepingOf(config)).toEqual({ intervalSeconds: 60, sessionRetentionDays: 90, outboxRetentionDays: 1, jobRetentionDays: 7 });
   });
 
   it('reads the database statement and lock timeouts, and refuses one under 100 ms', () => {
     expect(loadConfig({ GATEHOUSE_DB_STATEMENT_TIMEOUT_MS: '30000', GATEHOUSE_DB_LOCK_TIMEOUT_MS: '500' })).toMatchObject({ statementTimeoutMs: 30_000, lockTimeoutMs: 500 });
+    expect(loadConfig({ GATEHOUSE_JOB_LEASE_SECONDS: '5' })).toMatchObject({ jobLeaseSeconds: 5 });
+    expect(configError({ GATEHOUSE_JOB_LEASE_SECONDS: '0' })).toContain('GATEHOUSE_JOB_LEASE_SECONDS: must be a whole number of seconds from 1 to 3600 (got "0")');
     expect(configError({ GATEHOUSE_DB_LOCK_TIMEOUT_MS: '50' })).toContain('GATEHOUSE_DB_LOCK_TIMEOUT_MS: must be a whole number of milliseconds from 100 to 3600000 (got "50")');
   });
 

@@ -23,4 +23,8 @@ export async function wrongNamesDoNotCompile() {
   // @ts-expect-error listUsers is paginated, getUser is not.
   gatehouse.paginate('getUser');
   for await (const listed of gatehouse.paginate('listUsers', { limit: 50 })) void listed.id;
+  // A 202 answers its body (work accepted to run later), not undefined.
+  const request = await app.createMyDataRequest({ type: 'export' });
+  const status: string = request.status;
+  void status;
 }

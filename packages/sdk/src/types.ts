@@ -13,9 +13,9 @@ type BodyOf<O> = O extends { requestBody: { content: { 'application/json': infer
 export type Input<K extends keyof operations> = ParamsOf<operations[K]> & BodyOf<operations[K]>;
 
 type Json<R> = R extends { content: { 'application/json': infer D } } ? D : undefined;
-/** What an operation answers on success (undefined for a 204). */
+/** What an operation answers on success (undefined for a 204; a 202's body for work accepted to run later). */
 export type Output<K extends keyof operations> = operations[K] extends { responses: infer R }
-  ? 200 extends keyof R ? Json<R[200]> : 201 extends keyof R ? Json<R[201]> : undefined
+  ? 200 extends keyof R ? Json<R[200]> : 201 extends keyof R ? Json<R[201]> : 202 extends keyof R ? Json<R[202]> : undefined
   : never;
 
 /** Per call: an abort signal, extra headers, and the audit append's own idempotency key. */

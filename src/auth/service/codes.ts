@@ -39,20 +39,31 @@ const CODE_MAILS: Record<CodePurpose, { name: string; ifNotYou: string }> = {
   reset_password: { name: 'password reset code', ifNotYou: 'If you did not ask to reset your password, ignore this email; your password stays as it is.' },
 };
 
-const codeHash = (userId: string, code: string) => sha256(`${userId}:${code}`);
+/**
+ * A code mailed to a secondary address is bound to that address, so a reset names the address the code
+ * went to, and only a code mailed to the user's own email verifies it. A code mailed to the user's own
+ * email keeps the form it always had.
+ */
+const codeHash = (userId: string, code: string, secondary?: string) => sha256(secondary ? `${userId}:${secondary}:${code}` : `${userId}:${code}`);
+
+/** The address a code for this email goes to, when it is a verified secondary of the user rather than the user's own. */
+const secondaryAddress = (user: User, email: string) => (email === user.email ? undefined : email);
 
 /** Client-plane flows that mail a 6-digit code: email verification and password reset. */
 export function createEmailedCodesService({ db, clock, mailer, limiter, issueSession, background, users, secondStep }: EmailedCodesDeps) {
   const codes = createCodesStore(db);
 
-  /** A new 6-digit code for the purpose, replacing any earlier one, stored hashed and mailed to the user. */
-  async function mailCode(env: AuthEnvironment, user: User, purpose: CodePurpose) {
+  /**
+   * A new 6-digit code for the purpose, replacing any earlier one, stored hashed and mailed to the user's
+   * email, or to `secondary` (a verified address of the user that asked for it).
+   */
+  async function mailCode(env: AuthEnvironment, user: User, purpose: CodePurpose, secondary?: string) {
     const code = randomCode();
     const now = clock.now();
-    await codes.replace(env.id, user.id, purpose, codeHash(user.id, code), new Date(now.getTime() + CODE_LIFETIME_MS), now);
+    await codes.replace(env.id, user.id, purpose, codeHash(user.id, code, secondary), new Date(now.getTime() + CODE_LIFETIME_MS), now);
     const { name, ifNotYou } = CODE_MAILS[purpose];
     await mailer.send(env.id, {
-      to: user.email!,
+      to: secondary ?? user.email!,
       subject: `Your ${name} is ${code}`,
       text: `Your ${name} is ${code}. It expires in 10 minutes. ${ifNotYou}`,
       html: `<p>Your ${name} is <strong>${escapeHtml(code)}</strong>.</p><p>It expires in 10 minutes. ${escapeHtml(ifNotYou)}</p>`,
@@ -90,11 +101,11 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, issueSes
    * and a fresh one started. A wrong code commits only its counted try (so 5 of them burn the code) and
    * yields undefined, as does a user who stopped being active.
    */
-  function applyReset(env: AuthEnvironment, userId: string, code: string, passwordHash: string, context: RequestContext) {
+  function applyReset(env: AuthEnvironment, userId: string, code: string, passwordHash: string, context: RequestContext, secondary?: string) {
     return inTransaction(db, async (trx) => {
       const now = clock.now();
-      if (!(await createCodesStore(trx).consume(env.id, userId, 'reset_password', codeHash(userId, code), now))) return undefined;
-      const user = await applyPasswordReset(trx, env.id, userId, passwordHash, now);
+      if (!(await createCodesStore(trx).consume(env.id, userId, 'reset_password', codeHash(userId, code, secondary), now))) return undefined;
+      const user = await applyPasswordReset(trx, env.id, userId, passwordHash, secondary === undefined, now);
       if (!user) return undefined;
       const revokedSessions = await revokeAllSessions(trx, env.id, userId, now);
       // A user with a second factor shows it before the new session starts: a mailbox alone is no way past it.
@@ -149,7 +160,7 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, issueSes
       await throttle(limiter, env, `forgot_password:email:${normalizeEmail(email)}`, CODE_SENDS_PER_EMAIL);
       background.run('password reset code', async () => {
         const found = await users.findCredentials(env.id, email);
-        if (found && found.user.status === 'active') await mailCode(env, found.user, 'reset_password');
+        if (found && found.user.status === 'active') await mailCode(env, found.user, 'reset_password', secondaryAddress(found.user, normalizeEmail(email)));
       });
     },
 
@@ -163,7 +174,7 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, issueSes
       const passwordHash = await checkedPasswordHash(body.newPassword, env.settings, email);
       const found = await users.findCredentials(env.id, email);
       if (!found || found.user.status !== 'active') throw invalidCode();
-      const reset = await withinCodeBudget(env, found.user.id, () => applyReset(env, found.user.id, body.code, passwordHash, context));
+      const reset = await withinCodeBudget(env, found.user.id, () => applyReset(env, found.user.id, body.code, passwordHash, context, secondaryAddress(found.user, email)));
       if (!reset) throw invalidCode();
       return reset;
     },

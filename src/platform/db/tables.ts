@@ -24,6 +24,11 @@ export interface UserRow {
   created_at: Date; updated_at: Date; deleted_at: Date | null;
 }
 
+export interface EmailAddressRow {
+  environment_id: string; id: string; user_id: string; email: string; is_primary: boolean; verified_at: Date | null;
+  released_at: Date | null; code_hash: Buffer | null; code_expires_at: Date | null; code_attempts: Generated<number>; created_at: Date;
+}
+
 export interface SessionRow {
   environment_id: string; id: string; user_id: string; token_hash: Buffer; actor: Json | null;
   ip_address: string | null; user_agent: string | null;
@@ -138,10 +143,29 @@ export interface MfaChallengeRow {
   attempts: Generated<number>; created_at: Date; expires_at: Date; used_at: Date | null;
 }
 
+export type JobStatus = 'queued' | 'done' | 'failed';
+
+export interface JobRow {
+  environment_id: string; id: string; kind: string; payload: Json; status: JobStatus; run_at: Date;
+  attempts: Generated<number>; max_attempts: number; locked_until: Date | null; created_at: Date;
+  finished_at: Date | null; last_error: string | null;
+}
+
+export type DataRequestType = 'export' | 'erasure';
+export type DataRequestStatus = 'pending' | 'ready' | 'scheduled' | 'completed' | 'cancelled';
+
+export interface DataRequestRow {
+  environment_id: string; id: string; user_id: string; type: DataRequestType; status: DataRequestStatus;
+  requested_by: Json; created_at: Date; updated_at: Date; completes_at: Date | null; ready_at: Date | null;
+  expires_at: Date | null; completed_at: Date | null; cancelled_at: Date | null; cancel_reason: string | null;
+  archive: Json | null; job_id: string;
+}
+
 export interface Tables {
   environments: EnvironmentRow;
   secret_keys: SecretKeyRow;
   users: UserRow;
+  email_addresses: EmailAddressRow;
   sessions: SessionRow;
   verification_codes: VerificationCodeRow;
   outbox_messages: OutboxMessageRow;
@@ -163,6 +187,8 @@ export interface Tables {
   mfa_factors: MfaFactorRow;
   mfa_backup_codes: MfaBackupCodeRow;
   mfa_challenges: MfaChallengeRow;
+  jobs: JobRow;
+  data_requests: DataRequestRow;
 }
 
 /** The database, typed by its tables: the connection pool, or a transaction over it. */

@@ -150,6 +150,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/server/v1/users/{userId}/email-addresses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a user's email addresses
+         * @description The primary first; 404 user_not_found for a user of another environment.
+         */
+        get: operations["listUserEmailAddresses"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/server/v1/invitations": {
         parameters: {
             query?: never;
@@ -663,6 +683,77 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/server/v1/data-requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List data requests (filter by status, type, user) */
+        get: operations["listDataRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/server/v1/data-requests/{requestId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a data request */
+        get: operations["getDataRequest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/server/v1/users/{userId}/data-requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start an export or erasure of a user's data
+         * @description An erasure waits out its grace period (status `scheduled` until `completesAt`; the environment setting `dataErasureGraceDays`, 7 by default) and can be cancelled meanwhile; it then removes names, emails, metadata, identities, sessions and the IPs and user agents of Gatehouse's own audit events about the user, and keeps the user id (status `deleted`) and the customer's audit events. An export is prepared in the background (`pending`, then `ready`) and can be downloaded for 7 days. One request of each type in flight per user (409 data_request_in_progress); an erasure of the only active owner of an organization is 409 last_owner. `graceDays` (erasure only) overrides the environment's grace period; 0 erases at once.
+         */
+        post: operations["startDataRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/server/v1/data-requests/{requestId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel an erasure during its grace period */
+        post: operations["cancelDataRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_svc/auth/sign-up": {
         parameters: {
             query?: never;
@@ -1003,6 +1094,87 @@ export interface paths {
         head?: never;
         /** Update the signed-in user's profile and unsafe metadata */
         patch: operations["updateMe"];
+        trace?: never;
+    };
+    "/_svc/me/email-addresses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the signed-in user's email addresses */
+        get: operations["listMyEmailAddresses"];
+        put?: never;
+        /**
+         * Add an email address
+         * @description Adds an unverified address and mails it a 6-digit code (10 minutes, 5 tries). 409 email_taken when another account has verified the address or when it is already one of yours (an unverified claim elsewhere does not count); 409 email_address_limit past 10 addresses; 429 rate_limited past 10 codes an hour per user or 30 per client network. An impersonated session gets 403 impersonation_restricted.
+         */
+        post: operations["addMyEmailAddress"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/me/email-addresses/{id}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify an email address with its code
+         * @description Verifies the address with the mailed code: 400 invalid_code when it is wrong, expired or used up; 409 email_taken when another account verified the address first. A verified address signs in like the primary. Verifying a verified address answers it unchanged. An impersonated session gets 403 impersonation_restricted.
+         */
+        post: operations["verifyMyEmailAddress"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/me/email-addresses/{id}/make-primary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a verified email address primary
+         * @description Makes a verified address primary (409 email_not_verified otherwise): it becomes the user's `email`. Needs a recent sign-in (403 reauthentication_required). An impersonated session gets 403 impersonation_restricted.
+         */
+        post: operations["makeMyEmailAddressPrimary"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/me/email-addresses/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove an email address
+         * @description Removes an address; never the primary (409 primary_email). An impersonated session gets 403 impersonation_restricted.
+         */
+        delete: operations["removeMyEmailAddress"];
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/_svc/me/password": {
@@ -1403,6 +1575,64 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/_svc/me/data-requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List my data requests, newest first */
+        get: operations["listMyDataRequests"];
+        put?: never;
+        /**
+         * Request an export or the erasure of my data
+         * @description An erasure waits out its grace period (status `scheduled` until `completesAt`; the environment setting `dataErasureGraceDays`, 7 by default) and can be cancelled meanwhile; it then removes names, emails, metadata, identities, sessions and the IPs and user agents of Gatehouse's own audit events about the user, and keeps the user id (status `deleted`) and the customer's audit events. An export is prepared in the background (`pending`, then `ready`) and can be downloaded for 7 days. One request of each type in flight per user (409 data_request_in_progress); an erasure of the only active owner of an organization is 409 last_owner. Needs recent authentication (a password or second-factor check in this session within 10 minutes, else 403 reauthentication_required); an impersonated session gets 403 impersonation_restricted.
+         */
+        post: operations["createMyDataRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/me/data-requests/{requestId}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download the archive of my export
+         * @description 200 once the export is `ready`; 409 export_not_ready before, 410 export_expired once its 7-day link has passed.
+         */
+        get: operations["downloadMyDataExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/me/data-requests/{requestId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel my erasure during its grace period */
+        post: operations["cancelMyDataRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/v1/environments": {
         parameters: {
             query?: never;
@@ -1687,7 +1917,7 @@ export interface components {
                 type: string;
                 /** Format: uuid */
                 keyId?: string;
-                /** @description Own trail: `server_api`, `client_api`, `admin_api`, `cli` or `bootstrap`. */
+                /** @description Own trail: `server_api`, `client_api`, `admin_api`, `cli`, `bootstrap` or `job` (the background job queue). */
                 via?: string;
             };
             metadata: {
@@ -1839,6 +2069,87 @@ export interface components {
             actor: components["schemas"]["SessionActor"] | null;
         };
         /**
+         * DataExportArchive
+         * @description Everything Gatehouse keeps about the user, as one JSON document.
+         */
+        DataExportArchive: {
+            /** @enum {string} */
+            format: "gatehouse.data-export.v1";
+            /** Format: uuid */
+            requestId: string;
+            /** Format: uuid */
+            userId: string;
+            /** Format: uuid */
+            environmentId: string;
+            /** Format: date-time */
+            generatedAt: string;
+            /** @description One entry per section: `user` (the profile without password hash or private metadata), `emailAddresses`, `sessions`, `identities`, `memberships`, `invitations`, `organizationInvitations`, `auditEvents` (events whose actor or a target is the user) and `dataRequests`. */
+            sections: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * DataRequest
+         * @description A user's request to export or erase their personal data.
+         */
+        DataRequest: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            userId: string;
+            /** @description `export` (GDPR Art. 15 and 20) or `erasure` (Art. 17). */
+            type: "export" | "erasure";
+            /** @description `pending` (an export being prepared), `ready` (an export to download until `expiresAt`), `scheduled` (an erasure in its grace period, until `completesAt`), `completed` (an erasure done, or an export whose download window closed), `cancelled` (an erasure cancelled during its grace period). */
+            status: "pending" | "ready" | "scheduled" | "completed" | "cancelled";
+            requestedBy: {
+                /** @description `user` (the user themselves), `api_key` (the Server API) or `system`. */
+                type: string;
+                id: string | null;
+            };
+            /** Format: date-time */
+            createdAt: string;
+            /** @description An erasure: when its grace period ends and it runs. */
+            completesAt?: string | null;
+            /** @description An export: when its archive was ready. */
+            readyAt?: string | null;
+            /** @description An export: when its download link expires (7 days after it was ready). */
+            expiresAt?: string | null;
+            completedAt?: string | null;
+            cancelledAt?: string | null;
+            /** @description `requested` (cancelled by the user or an operator) or `last_owner` (when it came to run, the user was the only active owner of an organization). */
+            cancelReason?: string | null;
+        };
+        /**
+         * EmailAddress
+         * @description One of the email addresses of a user.
+         * @example {
+         *       "id": "01934f2a-7c1e-7d3a-9b2f-5e8c1a2b3c4d",
+         *       "email": "ada@example.com",
+         *       "verified": true,
+         *       "primary": true,
+         *       "createdAt": "2026-11-24T10:00:00.000Z"
+         *     }
+         */
+        EmailAddress: {
+            /** Format: uuid */
+            id: string;
+            /** @description Lower-cased. */
+            email: string;
+            /** @description Proven with a mailed code (or set by the Server API, an invitation or a provider). */
+            verified: boolean;
+            /** @description Exactly one address is primary: the user's `email`. */
+            primary: boolean;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        /**
+         * EmailAddressList
+         * @description The primary first, then the others in the order they were added.
+         */
+        EmailAddressList: {
+            items: components["schemas"]["EmailAddress"][];
+        };
+        /**
          * Environment
          * @description An environment: its frontend host and resolved settings.
          */
@@ -1871,6 +2182,7 @@ export interface components {
             auditLogEnabled: boolean;
             auditRetentionDays: number | null;
             emailVerificationRequired: boolean;
+            dataErasureGraceDays: number;
             enumerationProtection: boolean;
             oauthLinkVerifiedEmails: boolean;
             selfDeletionEnabled: boolean;
@@ -3162,6 +3474,46 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listUserEmailAddresses: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The primary first, then the others in the order they were added. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailAddressList"];
+                };
             };
             /** @description Error (RFC 9457) */
             "4XX": {
@@ -4801,6 +5153,187 @@ export interface operations {
             };
         };
     };
+    listDataRequests: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100. */
+                limit?: number;
+                /** @description The previous page's nextCursor. */
+                cursor?: string;
+                /** @description `pending` (an export being prepared), `ready` (an export to download until `expiresAt`), `scheduled` (an erasure in its grace period, until `completesAt`), `completed` (an erasure done, or an export whose download window closed), `cancelled` (an erasure cancelled during its grace period). */
+                status?: "pending" | "ready" | "scheduled" | "completed" | "cancelled";
+                /** @description `export` (GDPR Art. 15 and 20) or `erasure` (Art. 17). */
+                type?: "export" | "erasure";
+                userId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the list: `items`, and while `hasMore` the `nextCursor` to pass as `cursor` for the next page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["DataRequest"][];
+                        nextCursor: string | null;
+                        hasMore: boolean;
+                    };
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getDataRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                requestId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A user's request to export or erase their personal data. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DataRequest"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    startDataRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description `export` (GDPR Art. 15 and 20) or `erasure` (Art. 17). */
+                    type: "export" | "erasure";
+                    /** @description An erasure's grace period in days, instead of the environment's `dataErasureGraceDays`; 0 runs it at once. */
+                    graceDays?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description A user's request to export or erase their personal data. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DataRequest"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    cancelDataRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                requestId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A user's request to export or erase their personal data. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DataRequest"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     signUp: {
         parameters: {
             query?: {
@@ -5693,6 +6226,241 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["CurrentUser"];
                 };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listMyEmailAddresses: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The primary first, then the others in the order they were added. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailAddressList"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    addMyEmailAddress: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: email */
+                    email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description One of the email addresses of a user. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "01934f2a-7c1e-7d3a-9b2f-5e8c1a2b3c4d",
+                     *       "email": "ada@example.com",
+                     *       "verified": true,
+                     *       "primary": true,
+                     *       "createdAt": "2026-11-24T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EmailAddress"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    verifyMyEmailAddress: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The 6-digit code mailed to the address. */
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description One of the email addresses of a user. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "01934f2a-7c1e-7d3a-9b2f-5e8c1a2b3c4d",
+                     *       "email": "ada@example.com",
+                     *       "verified": true,
+                     *       "primary": true,
+                     *       "createdAt": "2026-11-24T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EmailAddress"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    makeMyEmailAddressPrimary: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One of the email addresses of a user. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "01934f2a-7c1e-7d3a-9b2f-5e8c1a2b3c4d",
+                     *       "email": "ada@example.com",
+                     *       "verified": true,
+                     *       "primary": true,
+                     *       "createdAt": "2026-11-24T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EmailAddress"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    removeMyEmailAddress: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Error (RFC 9457) */
             "4XX": {
@@ -6803,6 +7571,178 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listMyDataRequests: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100. */
+                limit?: number;
+                /** @description The previous page's nextCursor. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the list: `items`, and while `hasMore` the `nextCursor` to pass as `cursor` for the next page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["DataRequest"][];
+                        nextCursor: string | null;
+                        hasMore: boolean;
+                    };
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createMyDataRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description `export` (GDPR Art. 15 and 20) or `erasure` (Art. 17). */
+                    type: "export" | "erasure";
+                };
+            };
+        };
+        responses: {
+            /** @description A user's request to export or erase their personal data. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DataRequest"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    downloadMyDataExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                requestId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Everything Gatehouse keeps about the user, as one JSON document. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DataExportArchive"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    cancelMyDataRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                requestId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A user's request to export or erase their personal data. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DataRequest"];
+                };
             };
             /** @description Error (RFC 9457) */
             "4XX": {

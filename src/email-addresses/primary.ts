@@ -1,0 +1,25 @@
+import type { Db } from '../platform/db/database.js';
+import { createEmailAddressesStore, type PrimaryCopy } from './store.js';
+
+/**
+ * What the users domain calls, in its own transaction, whenever users.email or users.email_verified_at
+ * changes (a user created, an email set by the Server API, verified by a code or a provider, a password
+ * reset): the primary address follows the user row. Nothing for a user without an email. 'email_taken'
+ * when another live user has verified the email or has it as primary; the caller's transaction is then
+ * aborted, and must throw.
+ */
+export async function mirrorPrimaryAddress(trx: Db, environmentId: string, user: PrimaryCopy, now: Date): Promise<'email_taken' | undefined> {
+  if (user.email === null) return undefined;
+  return createEmailAddressesStore(trx).mirrorPrimary(environmentId, { ...user, email: user.email }, now);
+}
+
+/**
+ * Erasure, in the caller's transaction: deletes every address of the user (the primary's copy in users.email
+ * is cleared by the account step). Answers how many there were.
+ */
+export const deleteEmailAddresses = (trx: Db, environmentId: string, userId: string) =>
+  createEmailAddressesStore(trx).deleteAllForUser(environmentId, userId);
+
+/** A soft-deleted user's addresses free their emails, in the deletion's transaction. */
+export const releaseEmailAddresses = (trx: Db, environmentId: string, userId: string, now: Date) =>
+  createEmailAddressesStore(trx).release(environmentId, userId, now).then(() => undefined);

@@ -1,0 +1,65 @@
+import { sql, type Selectable } from 'kysely';
+import { uuidv7 } from 'uuidv7';
+import { deleteInBatches } from '../db/batches.js';
+import { jsonb, type Db } from '../db/database.js';
+import type { JobRow } from '../db/tables.js';
+import type { JsonObject } from '../json.js';
+
+/** A job as the queue keeps it. */
+export interface NewJob { kind: string; payload: JsonObject; runAt: Date; maxAttempts: number }
+
+/** A job a worker has claimed for attempt number `attempts`, leased until its lease ends. */
+export interface ClaimedJob { environmentId: string; id: string; kind: string; payload: JsonObject; attempts: number; maxAttempts: number }
+
+export function createJobsStore(db: Db) {
+  const queued = (environmentId: string, id: string, attempts: number) =>
+    db.updateTable('jobs').where('environment_id', '=', environmentId).where('id', '=', id)
+      .where('status', '=', 'queued').where('attempts', '=', attempts);
+  return {
+    insert: (environmentId: string, job: NewJob, now: Date) =>
+      db.insertInto('jobs').values({
+        environment_id: environmentId, id: uuidv7(), kind: job.kind, payload: jsonb(job.payload), status: 'queued',
+        run_at: job.runAt, max_attempts: job.maxAttempts, created_at: now,
+      }).returning('id').executeTakeFirstOrThrow().then((row) => row.id),
+    /**
+     * Claims up to `limit` due jobs in every environment for one attempt each: the attempt is counted and
+     * the job is not claimed again before `leaseUntil`. The claim commits at once; SKIP LOCKED lets other
+     * workers claim other jobs meanwhile, and passes over a job whose attempt is running (its row is locked).
+     */
+    claimDue: (now: Date, leaseUntil: Date, limit: number) =>
+      sql<Selectable<JobRow>>`
+        update jobs j set attempts = j.attempts + 1, locked_until = ${leaseUntil}::timestamptz
+        where (j.environment_id, j.id) in (
+          select environment_id, id from jobs
+          where status = 'queued' and run_at <= ${now}::timestamptz and (locked_until is null or locked_until <= ${now}::timestamptz)
+          order by run_at limit ${limit} for update skip locked)
+        returning j.*`.execute(db).then((r) => r.rows.map(toClaimed)),
+    /**
+     * Marks the attempt done, in the transaction that also makes its effect: the row stays locked until
+     * commit, so no other worker claims the job meanwhile. False when another attempt has taken the job
+     * since (this one's lease ran out) or finished it: this attempt must then have no effect.
+     */
+    finish: (job: ClaimedJob, now: Date) =>
+      queued(job.environmentId, job.id, job.attempts).set({ status: 'done', finished_at: now, locked_until: null, last_error: null })
+        .returning('id').executeTakeFirst().then((row) => row !== undefined),
+    /** Due again at `at`, unless another attempt has taken the job since. */
+    scheduleRetry: (job: ClaimedJob, at: Date, error: string) =>
+      queued(job.environmentId, job.id, job.attempts).set({ run_at: at, locked_until: null, last_error: error }).execute().then(() => undefined),
+    /** Given up on, unless another attempt has taken the job since. */
+    markFailed: (job: ClaimedJob, now: Date, error: string) =>
+      queued(job.environmentId, job.id, job.attempts).set({ status: 'failed', finished_at: now, locked_until: null, last_error: error })
+        .execute().then(() => undefined),
+    /** When the earliest queued job is due (or its lease ends); undefined when none is queued. */
+    nextDueAt: () =>
+      db.selectFrom('jobs').select(sql<Date | null>`min(greatest(run_at, coalesce(locked_until, run_at)))`.as('due'))
+        .where('status', '=', 'queued').executeTakeFirst().then((row) => row?.due ?? undefined),
+    /** Housekeeping, in every environment: finished jobs older than the cut-off. */
+    pruneFinished: (before: Date) =>
+      deleteInBatches(db, 'jobs', sql<boolean>`finished_at is not null and finished_at < ${before}::timestamptz`),
+  };
+}
+export type JobsStore = ReturnType<typeof createJobsStore>;
+
+const toClaimed = (row: Selectable<JobRow>): ClaimedJob => ({
+  environmentId: row.environment_id, id: row.id, kind: row.kind, payload: row.payload as JsonObject, attempts: row.attempts, maxAttempts: row.max_attempts,
+});

@@ -1,0 +1,169 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../clock.js';
+import { inTransaction, type Db } from '../db/database.js';
+import type { Notifications } from '../db/notifications.js';
+import { retryDelayMs } from '../mail/backoff.js';
+import { JOB_QUEUED_MESSAGE, type ClaimedJob } from './queue.js';
+import { createJobsStore } from './store.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Runs every job due now and answers how many ran (tests, after moving the clock, instead of waiting for the worker). */
+    runJobs(): Promise<number>;
+  }
+}
+
+/**
+ * Does a job's work in `trx`, the transaction that also marks the job done: its effect commits if and
+ * only if the job is recorded as done. Throwing rolls both back, and the job is retried later.
+ */
+export type JobHandler = (trx: Db, job: ClaimedJob) => Promise<void>;
+
+export interface JobWorkerOptions {
+  /** The first retry comes after about this long; each next one after twice as long, up to maxDelayMs. */
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /**
+   * How long after a claim another worker may take the job when its attempt has not finished. A running
+   * attempt holds the job's row lock, which claims skip, so this is how long a job whose process died
+   * (SIGKILL, a lost machine) waits before it runs again, not a limit on how long a job may run.
+   */
+  leaseMs: number;
+  /** The longest the worker sleeps before looking for due jobs (a queued job wakes it sooner). */
+  pollIntervalMs: number;
+  /** Jobs claimed at a time (run one after another). */
+  batchSize: number;
+}
+
+export const JOB_WORKER_DEFAULTS: JobWorkerOptions = {
+  baseDelayMs: 10_000, maxDelayMs: 3_600_000, leaseMs: 60_000, pollIntervalMs: 5_000, batchSize: 5,
+};
+
+// Past a look that found nothing while something was due (claimed by another process), look again soon, not at once.
+const MIN_SLEEP_MS = 100;
+
+export interface JobWorkerDeps {
+  db: Db; clock: Clock; log: FastifyBaseLogger; notifications?: Notifications;
+  /** The handler of each kind of job this process runs. */
+  handlers: Record<string, JobHandler>;
+  options: JobWorkerOptions;
+}
+
+/** What is kept of a failure in the job row: the message only, cut short (never a stack). */
+const errorSummary = (err: unknown) => String((err as Error)?.message ?? err).slice(0, 500);
+
+/**
+ * The worker of the job queue (platform/jobs): it drains every due job, then sleeps until the next is due
+ * (at most pollIntervalMs); a job queued by any process (NOTIFY at commit) wakes it. Every process runs
+ * one; claims with SKIP LOCKED and a lease, and the completion committed with the effect, make each job
+ * take effect once. Its timers never keep the process alive; stop() lets the job in flight finish.
+ */
+export function createJobWorker({ db, clock, log, notifications, handlers, options }: JobWorkerDeps) {
+  const store = createJobsStore(db);
+  let stopped = true;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> | undefined;
+  let wokenWhileRunning = false;
+
+  /** One attempt: the handler and the completion in one transaction; a failure is recorded after it. */
+  async function attempt(job: ClaimedJob) {
+    const fields = { environmentId: job.environmentId, jobId: job.id, kind: job.kind, attempt: job.attempts };
+    try {
+      const handler = handlers[job.kind];
+      if (!handler) throw new Error(`no handler for jobs of kind "${job.kind}" in this process`);
+      await inTransaction(db, async (trx) => {
+        // First: it locks the row, and tells whether this attempt still owns the job.
+        if (!(await createJobsStore(trx).finish(job, clock.now()))) return;
+        await handler(trx, job);
+      });
+    } catch (err) {
+      const now = clock.now();
+      try {
+        if (job.attempts >= job.maxAttempts) {
+          await store.markFailed(job, now, errorSummary(err));
+          log.error({ ...fields, err }, 'job failed for good');
+        } else {
+          const at = new Date(now.getTime() + retryDelayMs(job.attempts, options));
+          await store.scheduleRetry(job, at, errorSummary(err));
+          log.warn({ ...fields, err, retryAt: at }, 'job attempt failed; will retry');
+        }
+      } catch (recordErr) {
+        // The outcome is lost, not the job: it is claimed again when its lease ends.
+        log.warn({ ...fields, err: { message: (recordErr as Error).message } }, 'could not record a failed job attempt; it is retried after its lease');
+      }
+    }
+  }
+
+  /** Runs due jobs until none is left; answers how many were claimed. */
+  async function drain(force = false) {
+    let claimedCount = 0;
+    while (force || !stopped) {
+      const now = clock.now();
+      const claimed = await store.claimDue(now, new Date(now.getTime() + options.leaseMs), options.batchSize);
+      if (claimed.length === 0) return claimedCount;
+      claimedCount += claimed.length;
+      for (const job of claimed) await attempt(job);
+    }
+    return claimedCount;
+  }
+
+  async function sleepMs() {
+    const next = await store.nextDueAt().catch(() => undefined);
+    const due = next ? next.getTime() - clock.now().getTime() : options.pollIntervalMs;
+    return Math.min(options.pollIntervalMs, Math.max(MIN_SLEEP_MS, due));
+  }
+
+  async function cycle() {
+    for (;;) {
+      wokenWhileRunning = false;
+      await drain().catch((err: unknown) => log.warn({ err: { message: (err as Error).message } }, 'job worker could not read the queue'));
+      if (stopped) return;
+      if (wokenWhileRunning) continue;
+      const ms = await sleepMs();
+      if (stopped) return;
+      if (wokenWhileRunning) continue;
+      timer = setTimeout(wake, ms);
+      timer.unref();
+      return;
+    }
+  }
+
+  function wake() {
+    if (stopped) return;
+    if (running) {
+      wokenWhileRunning = true;
+      return;
+    }
+    clearTimeout(timer);
+    running = cycle().finally(() => { running = undefined; });
+  }
+
+  notifications?.subscribe((payload) => { if (payload === JOB_QUEUED_MESSAGE) wake(); }, wake);
+
+  return {
+    start() {
+      stopped = false;
+      wake();
+    },
+    /** Looks for due jobs now (after this process queued one). */
+    wake,
+    /**
+     * Runs every job due by the clock now, after the worker's own run in flight, and answers when none is
+     * left: what tests call after moving the test clock, instead of waiting for the timer.
+     */
+    async runDue(): Promise<number> {
+      while (running) await running;
+      const drained = drain(true);
+      running = drained.finally(() => { running = undefined; });
+      const count = await drained;
+      if (wokenWhileRunning) wake();
+      return count;
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      while (running) await running;
+    },
+  };
+}
+export type JobWorker = ReturnType<typeof createJobWorker>;

@@ -1,0 +1,99 @@
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { PATIENCE_MS } from '../helpers/patience.js';
+import { spawnServer, type ServerProcess } from '../helpers/processes.js';
+import { PAIR_ADMIN_TOKEN, PAIR_ENCRYPTION_KEY, startServerPair, type PairEnv, type ServerPair } from '../helpers/server-pair.js';
+
+const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
+const ERASURES = 12;
+// A job whose process died runs again this long after its claim.
+const LEASE_SECONDS = 2;
+
+describe.skipIf(!TEST_DATABASE_URL)('data requests with server processes on one PostgreSQL (needs TEST_DATABASE_URL)', () => {
+  let pair: ServerPair;
+  let db: pg.Client;
+  const extra: ServerProcess[] = [];
+  beforeAll(async () => {
+    pair = await startServerPair(TEST_DATABASE_URL!, { GATEHOUSE_JOB_LEASE_SECONDS: String(LEASE_SECONDS) });
+    db = new pg.Client({ connectionString: pair.databaseUrl });
+    await db.connect();
+  });
+  afterEach(async () => { await Promise.all(extra.splice(0).map((s) => s.stop())); });
+  afterAll(async () => {
+    await db?.end();
+    await pair?.stop();
+  });
+
+  const started = async (server: ServerProcess, env: PairEnv, userId: string, type: string) => {
+    const res = await pair.serverApi(server, env, 'POST', `/users/${userId}/data-requests`, { type });
+    expect(res.status, res.body).toBe(202);
+    return res.json() as { id: string; status: string };
+  };
+
+  it('runs each erasure exactly once while both processes race for it (grace 0)', async () => {
+    const env = await pair.environment({ dataErasureGraceDays: 0 });
+    const users = await Promise.all(Array.from({ length: ERASURES }, () => pair.user(env)));
+
+    const requests = await Promise.all(users.map((user, i) => started(i % 2 ? pair.a : pair.b, env, user.id, 'erasure')));
+
+    await vi.waitFor(async () => {
+      const { rows } = await db.query(`select status from data_requests where environment_id = $1`, [env.id]);
+      expect(rows).toEqual(Array(ERASURES).fill({ status: 'completed' }));
+    }, { timeout: PATIENCE_MS, interval: 100 });
+    const { rows: jobs } = await db.query(`select status, attempts from jobs where environment_id = $1`, [env.id]);
+    expect(jobs).toEqual(Array(ERASURES).fill({ status: 'done', attempts: 1 }));
+    const { rows: events } = await db.query(
+      `select action, targets -> 1 ->> 'id' as request_id, count(*)::int as n from audit_events
+       where environment_id = $1 and action in ('user.erased', 'data_request.completed') group by 1, 2 order by 1, 2`, [env.id]);
+    const expected = ['data_request.completed', 'user.erased']
+      .flatMap((action) => requests.map((r) => ({ action, request_id: r.id, n: 1 })))
+      .sort((x, y) => (x.action + x.request_id).localeCompare(y.action + y.request_id));
+    expect(events).toEqual(expected);
+    const { rows: erased } = await db.query(`select count(*)::int as n from users where environment_id = $1 and status = 'deleted' and email is null`, [env.id]);
+    expect(erased).toEqual([{ n: ERASURES }]);
+  });
+
+  it('finishes an export whose process was killed with SIGKILL in the middle of it, once the lease ends, on a restarted process', async () => {
+    const env = await pair.environment();
+    const user = await pair.user(env);
+    await pair.b.stop();
+    // Hold a table the export reads, so process A's attempt is inside its transaction when it dies.
+    const blocker = new pg.Client({ connectionString: pair.databaseUrl });
+    await blocker.connect();
+    try {
+      await blocker.query('begin');
+      await blocker.query('lock table user_identities in access exclusive mode');
+      const request = await started(pair.a, env, user.id, 'export');
+      await vi.waitFor(async () => {
+        const { rows } = await db.query(`select attempts from jobs j join data_requests d on d.environment_id = j.environment_id and d.job_id = j.id
+          where d.environment_id = $1 and d.id = $2`, [env.id, request.id]);
+        expect(rows).toEqual([{ attempts: 1 }]);
+      }, { timeout: PATIENCE_MS, interval: 20 });
+      pair.a.signal('SIGKILL');
+      expect(await pair.a.exited).toMatchObject({ signal: 'SIGKILL' });
+      await blocker.query('rollback');
+
+      const { rows: before } = await db.query(`select status from data_requests where environment_id = $1 and id = $2`, [env.id, request.id]);
+      expect(before).toEqual([{ status: 'pending' }]);
+      const restarted = await spawnServer({ env: {
+        DATABASE_URL: pair.databaseUrl, GATEHOUSE_ADMIN_TOKEN: PAIR_ADMIN_TOKEN, GATEHOUSE_ENCRYPTION_KEY: PAIR_ENCRYPTION_KEY,
+        GATEHOUSE_JOB_LEASE_SECONDS: String(LEASE_SECONDS),
+      } });
+      extra.push(restarted);
+
+      await vi.waitFor(async () => {
+        const res = await pair.serverApi(restarted, env, 'GET', `/data-requests/${request.id}`);
+        expect(res.json()).toMatchObject({ status: 'ready' });
+      }, { timeout: PATIENCE_MS, interval: 100 });
+      const { rows: jobs } = await db.query(`select j.status, j.attempts from jobs j join data_requests d on d.environment_id = j.environment_id and d.job_id = j.id
+        where d.environment_id = $1 and d.id = $2`, [env.id, request.id]);
+      expect(jobs).toEqual([{ status: 'done', attempts: 2 }]);
+      const { rows: completed } = await db.query(`select count(*)::int as n from audit_events where environment_id = $1 and action = 'data_request.completed'`, [env.id]);
+      expect(completed).toEqual([{ n: 1 }]);
+      const { rows: archive } = await db.query(`select archive -> 'sections' -> 'user' ->> 'id' as id from data_requests where environment_id = $1 and id = $2`, [env.id, request.id]);
+      expect(archive).toEqual([{ id: user.id }]);
+    } finally {
+      await blocker.end();
+    }
+  });
+});

@@ -1,0 +1,84 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestClock } from '../../src/platform/clock.js';
+import type { Database, Db } from '../../src/platform/db/database.js';
+import { enqueueJob } from '../../src/platform/jobs/queue.js';
+import { createJobsStore } from '../../src/platform/jobs/store.js';
+import { createJobWorker, JOB_WORKER_DEFAULTS, type JobHandler } from '../../src/platform/jobs/worker.js';
+import { openTestDatabase, startTestApp, type TestApp } from '../helpers/app.js';
+
+/** The queue on its own: a worker over the file's own database with handlers of the test's making. */
+describe('the job queue (platform/jobs)', () => {
+  let t: TestApp;
+  let database: Database;
+  let db: Db;
+  let environmentId: string;
+  const clock = createTestClock('2026-01-01T00:00:00.000Z');
+  beforeAll(async () => {
+    // A database of its own (PostgreSQL), since a worker claims due jobs of every environment.
+    database = await openTestDatabase({ own: true });
+    db = database.db;
+    t = await startTestApp({ db, jobsInBackground: false });
+    environmentId = (await t.given.environment()).id;
+    await sql`create table test_effects (n int)`.execute(db);
+  });
+  afterAll(async () => { await t.close(); await database.close(); });
+
+  const worker = (handlers: Record<string, JobHandler>, options = {}) =>
+    createJobWorker({ db, clock, log: t.app.log, handlers, options: { ...JOB_WORKER_DEFAULTS, baseDelayMs: 1000, maxDelayMs: 4000, ...options } });
+  const job = (id: string) => db.selectFrom('jobs').selectAll().where('environment_id', '=', environmentId).where('id', '=', id).executeTakeFirstOrThrow();
+  const enqueue = (kind: string, maxAttempts?: number) => enqueueJob(db, environmentId, { kind, payload: { n: 1 }, maxAttempts }, clock.now());
+
+  it('commits the effect and the completion together, and a failed attempt leaves no effect and is retried with backoff until it fails for good', async () => {
+    let calls = 0;
+    const flaky: JobHandler = async (trx) => {
+      calls += 1;
+      await sql`insert into test_effects values (${calls})`.execute(trx);
+      throw new Error(`boom ${calls}`);
+    };
+    const id = await enqueue('test.flaky', 3);
+    const w = worker({ 'test.flaky': flaky });
+
+    expect(await w.runDue()).toBe(1);
+    expect(await job(id)).toMatchObject({ status: 'queued', attempts: 1, last_error: 'boom 1', finished_at: null, locked_until: null });
+    const retryAt = (await job(id)).run_at.getTime() - clock.now().getTime();
+    expect(retryAt).toBeGreaterThanOrEqual(500);
+    expect(retryAt).toBeLessThanOrEqual(1000);
+    expect(await w.runDue()).toBe(0);
+    clock.advance(1000);
+    expect(await w.runDue()).toBe(1);
+    clock.advance(2000);
+    expect(await w.runDue()).toBe(1);
+    expect(await job(id)).toMatchObject({ status: 'failed', attempts: 3, last_error: 'boom 3', finished_at: clock.now() });
+    clock.advance(60_000);
+    expect(await w.runDue()).toBe(0);
+    expect(calls).toBe(3);
+    expect((await sql<{ n: number }>`select count(*)::int as n from test_effects`.execute(db)).rows).toEqual([{ n: 0 }]);
+  });
+
+  it('runs a job whose lease ran out again, and the attempt that lost it has no effect', async () => {
+    const id = await enqueue('test.once');
+    const store = createJobsStore(db);
+    // A worker that claimed the job and died: its claim committed, its work never did.
+    const [lost] = await store.claimDue(clock.now(), new Date(clock.now().getTime() + 60_000), 10);
+    expect(lost).toMatchObject({ id, attempts: 1 });
+    const ran: number[] = [];
+    const w = worker({ 'test.once': async (_trx, claimed) => { ran.push(claimed.attempts); } });
+    expect(await w.runDue()).toBe(0);
+    clock.advance(60_000);
+    expect(await w.runDue()).toBe(1);
+    expect(ran).toEqual([2]);
+    expect(await job(id)).toMatchObject({ status: 'done', attempts: 2 });
+    // The first attempt, were it to come back now, finds the job taken.
+    expect(await store.finish(lost!, clock.now())).toBe(false);
+  });
+
+  it('counts a job of a kind this process has no handler for as a failed attempt (here its only one), and prunes finished jobs after their retention', async () => {
+    const id = await enqueue('test.unknown', 1);
+    await worker({}).runDue();
+    expect(await job(id)).toMatchObject({ status: 'failed', last_error: 'no handler for jobs of kind "test.unknown" in this process' });
+    const pruned = await createJobsStore(db).pruneFinished(new Date(clock.now().getTime() + 1));
+    expect(pruned).toBeGreaterThanOrEqual(1);
+    expect(await db.selectFrom('jobs').select('id').where('environment_id', '=', environmentId).where('id', '=', id).execute()).toEqual([]);
+  });
+});
