@@ -98,19 +98,20 @@ export function createAccountService({ db, clock, limiter, mailer, sealer, users
     async reauthenticate(who: AccountCaller, body: ReauthenticateBody) {
       const { env, session } = who;
       const { user, passwordHash } = await credentialsOf(who);
-      if ('password' in body) {
+      const { password, code = '' } = body;
+      if (password !== undefined) {
         if (passwordHash === null) throw passwordNotSet();
-        await confirmPassword(env, user.id, passwordHash, body.password);
+        await confirmPassword(env, user.id, passwordHash, password);
       } else {
-        await withinCheckBudget(env, user.id, () => checkSecondFactor(db, sealer, env.id, user.id, body.code, clock.now()), invalidCode);
+        await withinCheckBudget(env, user.id, () => checkSecondFactor(db, sealer, env.id, user.id, code, clock.now()), invalidCode);
       }
       await inTransaction(db, async (trx) => {
         const now = clock.now();
-        if ('password' in body) await markSessionAuthenticated(trx, env.id, session.id, now);
+        if (password !== undefined) await markSessionAuthenticated(trx, env.id, session.id, now);
         else await markSessionSecondFactor(trx, env.id, session.id, now);
         await recordOwnEvent(trx, env.id, {
           action: 'session.reauthenticated', ...who.caller, targets: [{ type: 'session', id: session.id }, { type: 'user', id: user.id }],
-          metadata: { method: 'password' in body ? 'password' : 'second_factor' },
+          metadata: { method: password !== undefined ? 'password' : 'second_factor' },
         }, now);
       });
     },

@@ -39,7 +39,7 @@ export function passwordAuthRoutes(passwords: PasswordAuthService, codes: Emaile
         await codes.resendVerificationCode(req.clientEnvironment, req.body.email, req.ip);
         return reply.code(202).send({ status: 'accepted', message: 'If a pending account has this email, a new code is on its way.' });
       });
-    app.post('/auth/sign-in', { schema: { operationId: 'signIn', summary: 'Sign in with email and password', description: SIGN_IN, tags, querystring: NativeQuery, body: SignInBody, response: { 200: Type.Union([SessionResponse, MfaRequired]) } } },
+    app.post('/auth/sign-in', { schema: { operationId: 'signIn', summary: 'Sign in with email and password', description: SIGN_IN, tags, querystring: NativeQuery, body: SignInBody, response: { 200: Type.Union([SessionResponse, MfaRequired], { description: 'A session, or (a user with a second factor) the challenge to answer' }) } } },
       async (req, reply) => answerSignIn(reply, await passwords.signIn(req.clientEnvironment, req.body, requestContext(req)), { native: req.query._is_native }));
     app.post('/auth/forgot-password', { schema: { operationId: 'forgotPassword', summary: 'Mail a password reset code', description: FORGOT_PASSWORD, tags, body: EmailOnlyBody, response: { 202: Accepted } } },
       async (req, reply) => {
@@ -47,7 +47,7 @@ export function passwordAuthRoutes(passwords: PasswordAuthService, codes: Emaile
         return reply.code(202).send({ status: 'accepted', message: 'If an account has this email, a password reset code is on its way.' });
       });
     app.post('/auth/reset-password', {
-      schema: { operationId: 'resetPassword', summary: 'Set a new password with the mailed code and start a session', description: RESET_PASSWORD, tags, querystring: NativeQuery, body: ResetPasswordBody, response: { 200: Type.Union([SessionResponse, MfaRequired]) } },
+      schema: { operationId: 'resetPassword', summary: 'Set a new password with the mailed code and start a session', description: RESET_PASSWORD, tags, querystring: NativeQuery, body: ResetPasswordBody, response: { 200: Type.Union([SessionResponse, MfaRequired], { description: 'A session, or (a user with a second factor) the challenge to answer' }) } },
     }, async (req, reply) => answerSignIn(reply, await codes.resetPassword(req.clientEnvironment, req.body, requestContext(req)), { native: req.query._is_native }));
   };
 }

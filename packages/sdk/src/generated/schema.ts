@@ -5506,7 +5506,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description A session, or (a user with a second factor) the challenge to answer */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5607,7 +5607,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description A session, or (a user with a second factor) the challenge to answer */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -6539,13 +6539,13 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description Exactly one of `password` and `code`. */
         requestBody: {
             content: {
                 "application/json": {
-                    password: string;
-                } | {
+                    password?: string;
                     /** @description A TOTP code or a backup code of the user's second factor. */
-                    code: string;
+                    code?: string;
                 };
             };
         };
