@@ -17,9 +17,13 @@ import { createImpersonationSignIn } from './auth/service/impersonation.js';
 import { createInvitationSignUps } from './auth/service/invitation-sign-ups.js';
 import { sessionIssuer } from './auth/service/issue-session.js';
 import { createPasswordAuthService } from './auth/service/passwords.js';
+import { passkeySignInRoutes } from './auth/routes/passkeys.js';
 import { secondFactorRoutes } from './auth/routes/second-factor.js';
+import { createPasskeySignIn } from './auth/service/passkeys.js';
 import { createSecondFactorStep } from './auth/service/second-factor.js';
 import { factorsClientRoutes, factorsServerRoutes } from './factors/routes.js';
+import { passkeysClientRoutes, passkeysServerRoutes } from './passkeys/routes.js';
+import { createPasskeysService } from './passkeys/service.js';
 import { createFactorsService } from './factors/service.js';
 import { allowedOriginsServerRoutes, environmentClientRoutes, environmentsAdminRoutes } from './environments/routes.js';
 import { adminTokenMatches, createEnvironmentsService } from './environments/service.js';
@@ -144,6 +148,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const codes = createEmailedCodesService({ db, clock, mailer, limiter, issueSession, background, users, secondStep });
   const passwords = createPasswordAuthService({ db, clock, limiter, mailer, metrics, issueSession, background, users, codes, secondStep });
   const factors = createFactorsService({ db, clock, sealer, users });
+  const passkeys = createPasskeysService({ db, clock, users });
   const invitations = createInvitationsService({ db, clock, mailer, limiter, environments, users });
   const audit = createAuditService({
     db, clock, limiter, metrics,
@@ -167,6 +172,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     impersonationRedeemRoutes(createImpersonationSignIn({ db, clock, issueSession, metrics })),
     externalSignInRoutes(createExternalSignIn({ oauth, secondStep })),
     secondFactorRoutes(secondStep),
+    passkeySignInRoutes(createPasskeySignIn({ db, clock, issueSession, passkeys, users })),
   ];
 
   registerSecurityHeaders(app); // before the 404 handler, which only gets the hooks added before it
@@ -231,13 +237,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     sessionTokensServerRoutes(sessionTokens),
     oauthServerRoutes(oauth),
     factorsServerRoutes(factors),
+    passkeysServerRoutes(passkeys),
   ]), { prefix: '/api/server/v1' });
 
   await app.register(clientPlane({
     resolveEnvironment: (host) => environments.findByHost(host),
     authenticateSession: (environmentId, token) => sessions.authenticate(environmentId, token),
     publicRoutes: [...signInRoutes, sessionTokensPublicRoutes(sessionTokens), environmentClientRoutes(environments, oauth.listEnabled)],
-    sessionRoutes: [usersClientRoutes(users), accountClientRoutes(createAccountService({ db, clock, limiter, mailer, sealer, users })), factorsClientRoutes(factors), sessionsClientRoutes(sessions), signOutRoutes(sessions), organizationsClientRoutes(createMemberActions(organizations)), organizationInvitationsClientRoutes(organizationInvitations), sessionTokensClientRoutes(sessionTokens), oauthSessionRoutes(oauth)],
+    sessionRoutes: [usersClientRoutes(users), accountClientRoutes(createAccountService({ db, clock, limiter, mailer, sealer, users })), factorsClientRoutes(factors), passkeysClientRoutes(passkeys), sessionsClientRoutes(sessions), signOutRoutes(sessions), organizationsClientRoutes(createMemberActions(organizations)), organizationInvitationsClientRoutes(organizationInvitations), sessionTokensClientRoutes(sessionTokens), oauthSessionRoutes(oauth)],
   }), { prefix: '/_svc' });
 
   if (options.adminToken) {
@@ -255,6 +262,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     expireInvitations: invitations.expireOverdue, pruneOutbox: () => outbox.prune(clock.now(), housekeeping.outboxRetentionDays * DAY_MS),
     pruneOAuthStates: oauth.pruneExpiredStates, pruneEndedSessions: () => sessions.pruneEnded(housekeeping.sessionRetentionDays),
     pruneAuditEvents: audit.pruneExpiredEvents, pruneMfaChallenges: secondStep.pruneExpired,
+    prunePasskeyChallenges: passkeys.pruneExpiredChallenges,
   }, housekeeping.intervalSeconds * 1000);
   app.decorate('runHousekeeping', sweep);
   app.decorate('settled', background.settled);

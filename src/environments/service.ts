@@ -176,7 +176,7 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
     },
     /**
      * The public configuration of the environment. What is not built yet answers what holds today:
-     * no passkeys to enrol; sign-up is always open.
+     * sign-up is always open.
      */
     async publicConfiguration(environmentId: string, oauthProviders: PublicEnvironment['oauthProviders']): Promise<PublicEnvironment> {
       const { name, settings } = await record(environmentId);
@@ -186,7 +186,7 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
         passwordPolicy: { minLength: settings.passwordPolicy.minLength, maxLength: settings.passwordPolicy.maxLength },
         oauthProviders,
         mfa: { policy: settings.mfa.policy, factors: settings.mfa.policy === 'off' ? [] : ['totp', 'backup_code'] },
-        passkeys: { enabled: false },
+        passkeys: { enabled: settings.passkeys.enabled },
         organizations: { selfServiceEnabled: true },
         selfDeletionEnabled: settings.selfDeletionEnabled,
         locales: ['en', 'da'],

@@ -37,6 +37,7 @@ export const EnvironmentSettings = Type.Object({
   mfa: Type.Object({
     policy: Type.Union([Type.Literal('off'), Type.Literal('optional'), Type.Literal('required')]),
   }, { additionalProperties: false }),
+  passkeys: Type.Object({ enabled: Type.Boolean() }, { additionalProperties: false }),
   session: Type.Object({
     idleTimeoutSeconds: Seconds, maxLifetimeSeconds: Seconds, jwtLifetimeSeconds: Type.Integer({ minimum: 1, maximum: 3600 }),
   }, { additionalProperties: false }),
@@ -64,6 +65,7 @@ export const DEFAULT_SETTINGS: EnvironmentSettings = Object.freeze({
   oauthLinkVerifiedEmails: true,
   selfDeletionEnabled: true,
   mfa: { policy: 'optional' },
+  passkeys: { enabled: true },
   session: { idleTimeoutSeconds: 604_800, maxLifetimeSeconds: 2_592_000, jwtLifetimeSeconds: 60 },
   lockout: { maxFailedAttempts: 10, coolDownSeconds: 3600, ipMaxFailures: 100, ipWindowSeconds: 900 },
 }) as EnvironmentSettings;
