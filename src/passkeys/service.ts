@@ -17,8 +17,8 @@ import { invalidPasskey, invalidPasskeyChallenge, passkeyAlreadyRegistered, pass
 import type { CreationOptions, Passkey, RegisterPasskeyBody, RequestOptions } from './schemas.js';
 import { createPasskeyChallengesStore, createPasskeysStore, toPasskey, type ChallengePurpose } from './store.js';
 
-/** The environment a ceremony runs in: its settings, and the frontend host the RP ID and origins come from. */
-export type PasskeyEnvironment = EnvironmentContext & { name: string; frontendHost: string };
+/** The environment a ceremony runs in: its settings, and the hosts the RP ID and origins come from. */
+export type PasskeyEnvironment = EnvironmentContext & { name: string; frontendHost: string; allowedOrigins: string[] };
 
 /** Long enough to find a security key or unlock a phone; the browser's own timeout is the same. */
 const CEREMONY_MS = 5 * 60_000;
@@ -26,13 +26,19 @@ const CEREMONY_MS = 5 * 60_000;
 const ALGORITHMS = [-7, -257];
 const DEFAULT_NAME = 'Passkey';
 
+const hostnameOf = (origin: string) => { try { return new URL(origin).hostname; } catch { return ''; } };
+
 /**
- * The relying party of an environment: the RP ID is the frontend host's name without its port (browsers
- * scope a credential to a domain, never a port), and a ceremony counts only from the frontend host's own
- * origins, over http or https, where the hosted pages and a same-host app run.
+ * The relying party of an environment. The RP ID is the setting passkeys.rpId (a parent domain of the
+ * frontend host, checked when set) or else the frontend host's name without its port: browsers scope a
+ * credential to a domain, never a port. A ceremony counts from the frontend host's own origins (http or
+ * https) and from the allowed origins inside the RP ID's domain (an app on app.example.com when the RP
+ * ID is example.com; a dev server on localhost:5173 when it is localhost); a browser runs it nowhere else.
  */
-export function relyingPartyOf(env: Pick<PasskeyEnvironment, 'frontendHost'>) {
-  return { rpId: env.frontendHost.replace(/:\d+$/, ''), origins: escapeHatchOrigins(env.frontendHost) };
+export function relyingPartyOf(env: Pick<PasskeyEnvironment, 'frontendHost' | 'allowedOrigins' | 'settings'>) {
+  const rpId = env.settings.passkeys.rpId ?? env.frontendHost.replace(/:\d+$/, '');
+  const inDomain = env.allowedOrigins.filter((origin) => { const host = hostnameOf(origin); return host === rpId || host.endsWith(`.${rpId}`); });
+  return { rpId, origins: [...new Set([...escapeHatchOrigins(env.frontendHost), ...inDomain])] };
 }
 
 /** The WebAuthn user handle of a user: the 16 bytes of its uuid (never the email, which the authenticator would keep). */

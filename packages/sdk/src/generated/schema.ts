@@ -2024,6 +2024,7 @@ export interface components {
             };
             passkeys: {
                 enabled: boolean;
+                rpId: string | null;
             };
             session: {
                 idleTimeoutSeconds: number;
