@@ -116,6 +116,25 @@ describe('signing in with a passkey', () => {
     expectProblem(await attempt((a) => ({ ...a, id: 'AAAA', rawId: 'AAAA' })), 400, 'invalid_passkey');
   });
 
+  it('starts one session when one assertion is sent twice at once, and one when two assertions carry the same counter', async () => {
+    const { env, authenticator, user } = await userWithPasskey();
+    const sessions = () => t.db.selectFrom('sessions').select('id').where('environment_id', '=', env.id).where('user_id', '=', user.id).execute().then((rows) => rows.length);
+    const before = await sessions();
+    const assertion = authenticator.get(await signInOptions(t, env), originOf(env));
+    const twice = await Promise.all([0, 1].map(() => t.client(env).post('/auth/passkey', { response: assertion })));
+    expect(twice.map((r) => r.statusCode).sort()).toEqual([200, 400]);
+    expect(await sessions()).toBe(before + 1);
+
+    const credential = authenticator.credentials[0]!;
+    const [first, second] = [await signInOptions(t, env), await signInOptions(t, env)];
+    const a = authenticator.get(first, originOf(env));
+    credential.counter -= 1;
+    const b = authenticator.get(second, originOf(env));
+    const racing = await Promise.all([a, b].map((response) => t.client(env).post('/auth/passkey', { response })));
+    expect(racing.map((r) => r.statusCode).sort()).toEqual([200, 400]);
+    expect(await sessions()).toBe(before + 2);
+  });
+
   it('refuses a banned user with 403 user_banned', async () => {
     const { env, user, authenticator } = await userWithPasskey();
     await t.server(env).post(`/users/${user.id}/ban`);
