@@ -175,6 +175,7 @@ describe('GET /openapi.json', () => {
     'POST /api/server/v1/impersonations/{impersonationId}/revoke',
     'POST /api/admin/v1/environments/{id}/signing-keys/rotate',
     'POST /_svc/sessions/current/token',
+    'POST /_svc/me/passkeys/options',
   ]);
   /** Browser navigations: each answers a redirect (these statuses), never a JSON body. */
   const REDIRECTS = new Map([
