@@ -23,6 +23,8 @@ describe('signing in with a passkey', () => {
       return Object.keys(options).sort();
     }));
     expect(new Set(shapes.map(String)).size).toBe(1);
+    const bare = await t.app.inject({ method: 'POST', url: '/_svc/auth/passkey/options', headers: { host: env.frontendHost } });
+    expect(bare.statusCode, bare.body).toBe(200);
   });
 
   it('starts a session complete without a second factor, recently authenticated, amr hwk for a device-bound key, and records user.signed_in with method passkey', async () => {

@@ -22,8 +22,11 @@ const SIGN_IN = 'The response of navigator.credentials.get() (PublicKeyCredentia
 export function passkeySignInRoutes(passkeys: PasskeySignIn): FastifyPluginAsync {
   return async (base) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
-    app.post('/auth/passkey/options', { schema: { operationId: 'passkeySignInOptions', summary: 'Start a passkey sign-in', description: OPTIONS, tags, body: PasskeyOptionsBody, response: { 200: RequestOptions } } },
-      (req) => passkeys.options(req.clientEnvironment, req.body?.email));
+    app.post('/auth/passkey/options', {
+      // The body is optional as a whole ({email?}): a bare POST means no email.
+      preValidation: async (req) => { req.body ??= {}; },
+      schema: { operationId: 'passkeySignInOptions', summary: 'Start a passkey sign-in', description: OPTIONS, tags, body: PasskeyOptionsBody, response: { 200: RequestOptions } },
+    }, (req) => passkeys.options(req.clientEnvironment, req.body.email));
     app.post('/auth/passkey', { schema: { operationId: 'signInWithPasskey', summary: 'Sign in with a passkey', description: SIGN_IN, tags, querystring: NativeQuery, body: PasskeySignInBody, response: { 200: SessionResponse } } },
       async (req, reply) => answerSignIn(reply, await passkeys.signIn(req.clientEnvironment, req.body.response as AuthenticationResponseJSON, requestContext(req)), { native: req.query._is_native }));
   };
