@@ -21,6 +21,7 @@ const registry: Record<string, () => Promise<Bench>> = {
   impersonation: () => import('./impersonation.js'),
   tokens: () => import('./tokens.js'),
   oauth: () => import('./oauth.js'),
+  passkeys: () => import('./passkeys.js'),
   'users-list': () => import('./users-list.js'),
   'data-requests': () => import('./data-requests.js'),
   start: () => import('./start.js'),

@@ -17,9 +17,13 @@ import { createImpersonationSignIn } from './auth/service/impersonation.js';
 import { createInvitationSignUps } from './auth/service/invitation-sign-ups.js';
 import { sessionIssuer } from './auth/service/issue-session.js';
 import { createPasswordAuthService } from './auth/service/passwords.js';
+import { passkeySignInRoutes } from './auth/routes/passkeys.js';
 import { secondFactorRoutes } from './auth/routes/second-factor.js';
+import { createPasskeySignIn } from './auth/service/passkeys.js';
 import { createSecondFactorStep } from './auth/service/second-factor.js';
 import { factorsClientRoutes, factorsServerRoutes } from './factors/routes.js';
+import { passkeysClientRoutes, passkeysServerRoutes } from './passkeys/routes.js';
+import { createPasskeysService } from './passkeys/service.js';
 import { createFactorsService } from './factors/service.js';
 import { emailAddressesClientRoutes, emailAddressesServerRoutes } from './email-addresses/routes.js';
 import { createEmailAddressesService } from './email-addresses/service.js';
@@ -154,6 +158,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const codes = createEmailedCodesService({ db, clock, mailer, limiter, issueSession, background, users, secondStep });
   const passwords = createPasswordAuthService({ db, clock, limiter, mailer, metrics, issueSession, background, users, codes, secondStep });
   const factors = createFactorsService({ db, clock, sealer, users });
+  const passkeys = createPasskeysService({ db, clock, users });
   const invitations = createInvitationsService({ db, clock, mailer, limiter, environments, users });
   const audit = createAuditService({
     db, clock, limiter, metrics,
@@ -183,6 +188,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     impersonationRedeemRoutes(createImpersonationSignIn({ db, clock, issueSession, metrics })),
     externalSignInRoutes(createExternalSignIn({ oauth, secondStep })),
     secondFactorRoutes(secondStep),
+    passkeySignInRoutes(createPasskeySignIn({ db, clock, issueSession, passkeys, users })),
   ];
 
   registerSecurityHeaders(app); // before the 404 handler, which only gets the hooks added before it
@@ -249,13 +255,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     oauthServerRoutes(oauth),
     factorsServerRoutes(factors),
     dataRequestsServerRoutes(dataRequests),
+    passkeysServerRoutes(passkeys),
   ]), { prefix: '/api/server/v1' });
 
   await app.register(clientPlane({
     resolveEnvironment: (host) => environments.findByHost(host),
     authenticateSession: (environmentId, token) => sessions.authenticate(environmentId, token),
     publicRoutes: [...signInRoutes, sessionTokensPublicRoutes(sessionTokens), environmentClientRoutes(environments, oauth.listEnabled)],
-    sessionRoutes: [usersClientRoutes(users), emailAddressesClientRoutes(emailAddresses), accountClientRoutes(createAccountService({ db, clock, limiter, mailer, sealer, users })), factorsClientRoutes(factors), sessionsClientRoutes(sessions), signOutRoutes(sessions), organizationsClientRoutes(createMemberActions(organizations)), organizationInvitationsClientRoutes(organizationInvitations), sessionTokensClientRoutes(sessionTokens), oauthSessionRoutes(oauth), dataRequestsClientRoutes(dataRequests)],
+    sessionRoutes: [usersClientRoutes(users), emailAddressesClientRoutes(emailAddresses), accountClientRoutes(createAccountService({ db, clock, limiter, mailer, sealer, users })), factorsClientRoutes(factors), passkeysClientRoutes(passkeys), sessionsClientRoutes(sessions), signOutRoutes(sessions), organizationsClientRoutes(createMemberActions(organizations)), organizationInvitationsClientRoutes(organizationInvitations), sessionTokensClientRoutes(sessionTokens), oauthSessionRoutes(oauth), dataRequestsClientRoutes(dataRequests)],
   }), { prefix: '/_svc' });
 
   if (options.adminToken) {
@@ -274,6 +281,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     pruneOAuthStates: oauth.pruneExpiredStates, pruneEndedSessions: () => sessions.pruneEnded(housekeeping.sessionRetentionDays),
     pruneAuditEvents: audit.pruneExpiredEvents, expireDataExports: dataRequests.expireArchives, pruneMfaChallenges: secondStep.pruneExpired,
     pruneFinishedJobs: () => createJobsStore(db).pruneFinished(new Date(clock.now().getTime() - housekeeping.jobRetentionDays * DAY_MS)),
+    prunePasskeyChallenges: passkeys.pruneExpiredChallenges,
   }, housekeeping.intervalSeconds * 1000);
   app.decorate('runHousekeeping', sweep);
   app.decorate('settled', background.settled);

@@ -2,6 +2,7 @@ import { scrubOwnTrailOf } from '../audit/service.js';
 import { deleteEmailAddresses } from '../email-addresses/primary.js';
 import { deleteSecondFactors } from '../factors/service.js';
 import { deleteUserIdentities } from '../oauth/service.js';
+import { deletePasskeys } from '../passkeys/service.js';
 import type { Db } from '../platform/db/database.js';
 import { deleteAllSessions } from '../sessions/service.js';
 import { eraseAccount } from '../users/accounts.js';
@@ -24,6 +25,7 @@ export const ERASURE_STEPS: ErasureStep[] = [
   { name: 'identities', erase: (trx, env, user) => deleteUserIdentities(trx, env, user) },
   { name: 'emailAddresses', erase: (trx, env, user) => deleteEmailAddresses(trx, env, user) },
   { name: 'secondFactors', erase: (trx, env, user) => deleteSecondFactors(trx, env, user) },
+  { name: 'passkeys', erase: (trx, env, user) => deletePasskeys(trx, env, user) },
   { name: 'account', erase: async (trx, env, user, now) => ((await eraseAccount(trx, env, user, now)) ? 1 : 0) },
   { name: 'ownTrail', erase: (trx, env, user) => scrubOwnTrailOf(trx, env, user) },
   // An export made before the erasure holds everything above: its archive goes too.

@@ -27,7 +27,7 @@ describe('GET /_svc/environment: the public configuration', () => {
       passwordPolicy: { minLength: 12, maxLength: 256 },
       oauthProviders: [{ id: 'acme', name: 'Acme SSO', type: 'oidc' }],
       mfa: { policy: 'optional', factors: ['totp', 'backup_code'] },
-      passkeys: { enabled: false },
+      passkeys: { enabled: true },
       organizations: { selfServiceEnabled: true },
       selfDeletionEnabled: false,
       locales: ['en', 'da'],

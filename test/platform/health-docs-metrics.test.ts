@@ -180,6 +180,7 @@ describe('GET /openapi.json', () => {
     'POST /_svc/me/email-addresses/{id}/make-primary',
     'POST /_svc/me/mfa/totp',
     'POST /_svc/me/mfa/backup-codes',
+    'POST /_svc/me/passkeys/options',
   ]);
   /** Browser navigations: each answers a redirect (these statuses), never a JSON body. */
   const REDIRECTS = new Map([

@@ -18,7 +18,7 @@ export type AuthEnvironment = EnvironmentContext;
 
 /** How a user proved who they are, as `user.signed_in` records it. */
 export type SignInMethod =
-  | 'password' | 'sign_up' | 'email_code' | 'password_reset' | 'invitation' | 'organization_invitation' | 'impersonation' | 'oauth';
+  | 'password' | 'sign_up' | 'email_code' | 'password_reset' | 'invitation' | 'organization_invitation' | 'impersonation' | 'oauth' | 'passkey';
 
 /** A flow that signed the user in: the client form of the user, the session and its token (cookie or body). */
 export interface SignedIn { user: ClientUser; session: StartedSession; token: string }
@@ -39,7 +39,13 @@ export const complete = (signedIn: SignedIn): SignInResult => ({ status: 'comple
  * The ways in that prove who the user is, so the session starts recently authenticated (contract §3d);
  * an emailed code alone (verification, invitation, reset) or an impersonation does not.
  */
-const PROVES_IDENTITY: ReadonlySet<SignInMethod> = new Set(['password', 'sign_up', 'oauth']);
+const PROVES_IDENTITY: ReadonlySet<SignInMethod> = new Set(['password', 'sign_up', 'oauth', 'passkey']);
+
+/**
+ * The ways in that satisfy mfa.policy "required" by themselves: a passkey is a key and its unlock (user
+ * verification is required), phishing-resistant, so it is never held to enrolment.
+ */
+const MULTI_FACTOR: ReadonlySet<SignInMethod> = new Set(['passkey']);
 
 /**
  * The session's `amr` (RFC 8176) for each way in. An emailed code is `email`, as Okta names it (RFC 8176
@@ -48,6 +54,8 @@ const PROVES_IDENTITY: ReadonlySet<SignInMethod> = new Set(['password', 'sign_up
 const FIRST_STEP_AMR: Record<SignInMethod, string[]> = {
   password: ['pwd'], sign_up: ['pwd'], oauth: ['fed'],
   email_code: ['email'], password_reset: ['email'], invitation: ['email'], organization_invitation: ['email'], impersonation: [],
+  // What a passkey proves depends on the key (hwk or swk): the sign-in passes its own (IssueOptions.amr).
+  passkey: ['hwk', 'user', 'mfa'],
 };
 
 /**
@@ -55,11 +63,13 @@ const FIRST_STEP_AMR: Record<SignInMethod, string[]> = {
  * `mfa` after a second factor; held to enrolment where the environment requires a factor and none was shown
  * (a support session is never held).
  */
-function proofOf(env: AuthEnvironment, method: SignInMethod, secondFactor: boolean, now: Date): SessionProof {
+function proofOf(env: AuthEnvironment, method: SignInMethod, options: IssueOptions, now: Date): SessionProof {
+  const secondFactor = options.secondFactor ?? false;
+  const firstStep = options.amr ?? FIRST_STEP_AMR[method];
   return {
     authenticatedAt: secondFactor || PROVES_IDENTITY.has(method) ? now : null,
-    amr: secondFactor ? [...FIRST_STEP_AMR[method], 'otp', 'mfa'] : FIRST_STEP_AMR[method],
-    enrolmentOnly: env.settings.mfa.policy === 'required' && !secondFactor && method !== 'impersonation',
+    amr: secondFactor ? [...firstStep, 'otp', 'mfa'] : firstStep,
+    enrolmentOnly: env.settings.mfa.policy === 'required' && !secondFactor && method !== 'impersonation' && !MULTI_FACTOR.has(method),
   };
 }
 
@@ -73,6 +83,8 @@ export interface IssueOptions {
   sessionId?: string;
   /** The user passed a second factor after the first step (the challenge step). */
   secondFactor?: boolean;
+  /** The session's amr when the way in decides it per sign-in (a passkey: hwk or swk), instead of the method's. */
+  amr?: string[];
 }
 
 /** The trail's record of a sign-in: who, the session it started, and how they proved who they are. */
@@ -105,7 +117,7 @@ export function sessionIssuer(clock: Clock) {
   ): Promise<SignedIn> {
     const now = clock.now();
     const lock = options.lockUser ?? plainLock(env.id, user.id);
-    const session = sessionAfter(user.id, lifetimesFor(env, context), context, now, proofOf(env, method, options.secondFactor ?? false, now), options.sessionId);
+    const session = sessionAfter(user.id, lifetimesFor(env, context), context, now, proofOf(env, method, options, now), options.sessionId);
     const row = await insertSignedInSession(trx, lock.name, {
       lockUser: lock.add,
       session: session.statement,

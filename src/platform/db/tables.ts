@@ -161,6 +161,17 @@ export interface DataRequestRow {
   archive: Json | null; job_id: string;
 }
 
+export interface PasskeyRow {
+  environment_id: string; id: string; user_id: string; credential_id: string; public_key: Buffer;
+  counter: Generated<number>; transports: Generated<string[]>; device_type: 'singleDevice' | 'multiDevice'; backed_up: boolean;
+  aaguid: string; rp_id: string; name: string; created_at: Date; last_used_at: Date | null;
+}
+
+export interface PasskeyChallengeRow {
+  environment_id: string; challenge_hash: Buffer; purpose: 'registration' | 'authentication'; user_id: string | null;
+  restricted: Generated<boolean>; created_at: Date; expires_at: Date; used_at: Date | null;
+}
+
 export interface Tables {
   environments: EnvironmentRow;
   secret_keys: SecretKeyRow;
@@ -189,6 +200,8 @@ export interface Tables {
   mfa_challenges: MfaChallengeRow;
   jobs: JobRow;
   data_requests: DataRequestRow;
+  passkeys: PasskeyRow;
+  passkey_challenges: PasskeyChallengeRow;
 }
 
 /** The database, typed by its tables: the connection pool, or a transaction over it. */

@@ -754,6 +754,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/server/v1/users/{userId}/passkeys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A user's passkeys */
+        get: operations["getUserPasskeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_svc/auth/sign-up": {
         parameters: {
             query?: never;
@@ -1000,6 +1017,46 @@ export interface paths {
          * @description The second step of a sign-in: the `challengeToken` a sign-in (or password reset, or the OAuth redirect's `mfa_challenge`) answered and a code: a 6-digit TOTP code (accepted once per 30-second step; one step of clock skew either way) or an unused backup code. Success: a session whose amr adds otp and mfa. A wrong, replayed or used code: 400 invalid_code, counted against the account's lockout (the attempt that fills it locks the account; a locked account answers the same); a challenge is good for 5 minutes and 5 wrong codes: then, or once used, 400 invalid_challenge.
          */
         post: operations["verifySecondFactor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/auth/passkey/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a passkey sign-in
+         * @description Options for navigator.credentials.get() on a page of the frontend host, with a challenge good once for 5 minutes. Always discoverable (no allowCredentials): the browser offers the passkeys it holds for this RP ID, and the answer is the same for any email, known or not. An `email` binds the challenge to that account: a passkey of another account is refused. 403 passkeys_disabled when the setting passkeys.enabled is false.
+         */
+        post: operations["passkeySignInOptions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/auth/passkey": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in with a passkey
+         * @description The response of navigator.credentials.get() (PublicKeyCredential.toJSON()). Success: a session, complete without a second factor and recently authenticated, whose amr is swk (a synced passkey) or hwk (one bound to its authenticator) with user and mfa. 400 invalid_passkey_challenge for an unknown, expired, used or another environment's challenge (spent by its first use, whatever the outcome); 400 invalid_passkey when the credential is unknown here or a check fails (origin, RP ID, signature, user verification, a counter that did not move forward); 403 user_banned.
+         */
+        post: operations["signInWithPasskey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1312,6 +1369,71 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/_svc/me/passkeys/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start registering a passkey
+         * @description Options for navigator.credentials.create() on a page of the frontend host (the RP ID is its host name): a discoverable credential with user verification, attestation none, the user's own passkeys excluded, and a challenge good once for 5 minutes. 403 passkeys_disabled when the setting passkeys.enabled is false. Open to a session held to enrolment. Needs a recent authentication (403 reauthentication_required); not from an impersonated session (403 impersonation_restricted).
+         */
+        post: operations["passkeyRegistrationOptions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/me/passkeys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The signed-in user's passkeys */
+        get: operations["listMyPasskeys"];
+        put?: never;
+        /**
+         * Register a passkey
+         * @description The response of navigator.credentials.create() (PublicKeyCredential.toJSON()), checked against a live challenge of this user: origin (the frontend host, http or https), RP ID, user presence and verification, and the signature. 400 invalid_passkey_challenge for an unknown, expired, used or another environment's challenge (each is spent by its first use), 400 invalid_passkey when a check fails, 409 passkey_already_registered. Under mfa.policy "required" the passkey counts as enrolment: the user's sessions are no longer held to it. Needs a recent authentication (403 reauthentication_required); not from an impersonated session (403 impersonation_restricted).
+         */
+        post: operations["registerPasskey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/me/passkeys/{passkeyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a passkey
+         * @description Under mfa.policy "required" the last passkey of a user without an authenticator app stays (409 mfa_required_by_policy). The authenticator keeps its copy: remove it there too. Needs a recent authentication (403 reauthentication_required); not from an impersonated session (403 impersonation_restricted).
+         */
+        delete: operations["removeMyPasskey"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename a passkey
+         * @description Not from an impersonated session.
+         */
+        patch: operations["renameMyPasskey"];
         trace?: never;
     };
     "/_svc/sessions": {
@@ -1938,6 +2060,29 @@ export interface components {
             /** @description More events are there right now; ask again at once. */
             hasMore: boolean;
         };
+        /** AuthenticationResponseJSON */
+        AuthenticationResponseJSON: {
+            /** @description base64url, unpadded. */
+            id: string;
+            /** @description base64url, unpadded. */
+            rawId: string;
+            /** @enum {string} */
+            type: "public-key";
+            authenticatorAttachment?: "platform" | "cross-platform";
+            clientExtensionResults: {
+                [key: string]: unknown;
+            };
+            response: {
+                /** @description base64url, unpadded. */
+                clientDataJSON: string;
+                /** @description base64url, unpadded. */
+                authenticatorData: string;
+                /** @description base64url, unpadded. */
+                signature: string;
+                /** @description base64url, unpadded. */
+                userHandle?: string;
+            };
+        };
         /** BackupCodes */
         BackupCodes: {
             /** @description Single use each; shown this once, stored hashed. */
@@ -2188,6 +2333,10 @@ export interface components {
             selfDeletionEnabled: boolean;
             mfa: {
                 policy: "off" | "optional" | "required";
+            };
+            passkeys: {
+                enabled: boolean;
+                rpId: string | null;
             };
             session: {
                 idleTimeoutSeconds: number;
@@ -2489,6 +2638,26 @@ export interface components {
             joinedAt: string;
         };
         /**
+         * Passkey
+         * @description A discoverable WebAuthn credential of the user (only its public key is kept).
+         */
+        Passkey: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** Format: date-time */
+            createdAt: string;
+            lastUsedAt: string | null;
+            /** @description multiDevice: backup eligible, synced between devices (a password manager, iCloud Keychain); singleDevice: bound to one authenticator. */
+            deviceType: "singleDevice" | "multiDevice";
+            /** @description The authenticator reported the key backed up at its last use. */
+            backedUp: boolean;
+        };
+        /** PasskeyList */
+        PasskeyList: {
+            items: components["schemas"]["Passkey"][];
+        };
+        /**
          * PendingVerification
          * @description The account waits for the emailed code; no session yet.
          */
@@ -2565,6 +2734,90 @@ export interface components {
             selfDeletionEnabled: boolean;
             /** @description The languages the hosted pages and mail speak. */
             locales: string[];
+        };
+        /**
+         * PublicKeyCredentialCreationOptionsJSON
+         * @description For navigator.credentials.create() (after PublicKeyCredential.parseCreationOptionsFromJSON, or @simplewebauthn/browser startRegistration).
+         */
+        PublicKeyCredentialCreationOptionsJSON: {
+            /** @description base64url, unpadded. */
+            challenge: string;
+            rp: {
+                name: string;
+                id: string;
+            };
+            user: {
+                /** @description base64url, unpadded. */
+                id: string;
+                name: string;
+                displayName: string;
+            };
+            pubKeyCredParams: {
+                alg: number;
+                /** @enum {string} */
+                type: "public-key";
+            }[];
+            timeout: number;
+            attestation: string;
+            excludeCredentials: {
+                /** @description base64url, unpadded. */
+                id: string;
+                /** @enum {string} */
+                type: "public-key";
+                transports?: string[];
+            }[];
+            authenticatorSelection: {
+                residentKey: string;
+                requireResidentKey: boolean;
+                userVerification: "required" | "preferred" | "discouraged";
+            };
+            extensions: {
+                credProps?: boolean;
+            };
+            hints: string[];
+        };
+        /**
+         * PublicKeyCredentialRequestOptionsJSON
+         * @description For navigator.credentials.get() (after PublicKeyCredential.parseRequestOptionsFromJSON, or @simplewebauthn/browser startAuthentication).
+         */
+        PublicKeyCredentialRequestOptionsJSON: {
+            /** @description base64url, unpadded. */
+            challenge: string;
+            rpId: string;
+            timeout: number;
+            userVerification: "required" | "preferred" | "discouraged";
+            allowCredentials?: {
+                /** @description base64url, unpadded. */
+                id: string;
+                /** @enum {string} */
+                type: "public-key";
+                transports?: string[];
+            }[];
+        };
+        /** RegistrationResponseJSON */
+        RegistrationResponseJSON: {
+            /** @description base64url, unpadded. */
+            id: string;
+            /** @description base64url, unpadded. */
+            rawId: string;
+            /** @enum {string} */
+            type: "public-key";
+            authenticatorAttachment?: "platform" | "cross-platform";
+            clientExtensionResults: {
+                [key: string]: unknown;
+            };
+            response: {
+                /** @description base64url, unpadded. */
+                clientDataJSON: string;
+                /** @description base64url, unpadded. */
+                attestationObject: string;
+                /** @description base64url, unpadded. */
+                authenticatorData?: string;
+                transports?: string[];
+                publicKeyAlgorithm?: number;
+                /** @description base64url, unpadded. */
+                publicKey?: string;
+            };
         };
         /**
          * RoleSet
@@ -5334,6 +5587,46 @@ export interface operations {
             };
         };
     };
+    getUserPasskeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyList"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     signUp: {
         parameters: {
             query?: {
@@ -5976,6 +6269,99 @@ export interface operations {
                     challengeToken: string;
                     /** @description A 6-digit TOTP code, or a backup code (case, spaces and the dash do not matter). */
                     code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The signed-in user and the new session (its token in `sessionToken` for a native app; a browser gets the `__session` cookie). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionResponse"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    passkeySignInOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description An email binds the challenge to that account; the options are the same either way. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: email */
+                    email?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description For navigator.credentials.get() (after PublicKeyCredential.parseRequestOptionsFromJSON, or @simplewebauthn/browser startAuthentication). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicKeyCredentialRequestOptionsJSON"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    signInWithPasskey: {
+        parameters: {
+            query?: {
+                /** @description true: return sessionToken in the body instead of setting the __session cookie. */
+                _is_native?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    response: components["schemas"]["AuthenticationResponseJSON"];
                 };
             };
         };
@@ -6755,6 +7141,211 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    passkeyRegistrationOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description For navigator.credentials.create() (after PublicKeyCredential.parseCreationOptionsFromJSON, or @simplewebauthn/browser startRegistration). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicKeyCredentialCreationOptionsJSON"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listMyPasskeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyList"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    registerPasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    response: components["schemas"]["RegistrationResponseJSON"];
+                    name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A discoverable WebAuthn credential of the user (only its public key is kept). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Passkey"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    removeMyPasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                passkeyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    renameMyPasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                passkeyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A discoverable WebAuthn credential of the user (only its public key is kept). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Passkey"];
+                };
             };
             /** @description Error (RFC 9457) */
             "4XX": {
