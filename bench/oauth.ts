@@ -8,15 +8,15 @@
 import { randomBytes } from 'node:crypto';
 import { Agent, request } from 'node:http';
 import { loadavg } from 'node:os';
-import { cpuProbe } from './lib/cpu.js';
 import { BENCH_ENCRYPTION_KEY, envNumber, expectStatus, loadConfig } from './lib/config.js';
 import { recreateDatabase, redact } from './lib/db.js';
 import { http } from './lib/http.js';
-import { machineInfo, machineLine, markdownTable, writeResults, type Row } from './lib/report.js';
+import { machineInfo, machineLine, markdownTable, writeResults } from './lib/report.js';
 import { seedUsers } from './lib/seed.js';
 import { startServer, type RunningServer } from './lib/server.js';
 import { percentile } from './lib/timed-load.js';
-import { fmtSpread, interleaved, median, statsOf } from './lib/rounds.js';
+import { fmtSpread, interleaved, statsOf } from './lib/rounds.js';
+import { rowOf, timedSignIns, type Round } from './lib/sign-in-load.js';
 
 export const description = 'External sign-in: full OAuth round trips per second against a local OpenID provider, and CPU per sign-in vs password sign-in';
 
@@ -47,41 +47,6 @@ function call(url: string, { method = 'GET', headers = {}, body }: { method?: st
     req.on('error', reject);
     req.end(body);
   });
-}
-
-interface Round { signIns: number; failures: number; seconds: number; latenciesMs: number[]; serverCpuMs: number | null; postgresCpuMs: number | null }
-
-/** `connections` workers run `signIn` back to back for the warm-up, then for the measured time. */
-async function timedSignIns(server: RunningServer, databaseUrl: string, connections: number, warmupSeconds: number, seconds: number, signIn: (n: number) => Promise<boolean>): Promise<Round> {
-  let n = 0;
-  const loop = async (until: number, record: (ms: number, ok: boolean) => void) => {
-    while (performance.now() < until) {
-      const started = performance.now();
-      const ok = await signIn(n++).catch(() => false);
-      record(performance.now() - started, ok);
-    }
-  };
-  const warmupEnd = performance.now() + warmupSeconds * 1000;
-  await Promise.all(Array.from({ length: connections }, () => loop(warmupEnd, () => {})));
-  const cpu = cpuProbe(server.child.pid, databaseUrl);
-  await cpu.start();
-  const latenciesMs: number[] = [];
-  let failures = 0;
-  const start = performance.now();
-  await Promise.all(Array.from({ length: connections }, () => loop(start + seconds * 1000, (ms, ok) => { if (ok) latenciesMs.push(ms); else failures++; })));
-  const elapsed = (performance.now() - start) / 1000;
-  const used = await cpu.stop();
-  const per = (ms: number | null) => (ms === null || latenciesMs.length === 0 ? null : ms / latenciesMs.length);
-  return { signIns: latenciesMs.length, failures, seconds: elapsed, latenciesMs: latenciesMs.sort((a, b) => a - b), serverCpuMs: per(used.serverMs), postgresCpuMs: per(used.postgresMs) };
-}
-
-function rowOf(name: string, rounds: Round[]): Row {
-  const rates = rounds.map((r) => r.signIns / r.seconds);
-  const pick = (f: (r: Round) => number | null) => (rounds.some((r) => f(r) === null) ? null : median(rounds.map((r) => f(r)!)));
-  return {
-    name, rate: median(rates), p50Ms: median(rounds.map((r) => percentile(r.latenciesMs, 50))), p99Ms: median(rounds.map((r) => percentile(r.latenciesMs, 99))),
-    non2xx: rounds.reduce((a, r) => a + r.failures, 0), serverCpuMs: pick((r) => r.serverCpuMs), postgresCpuMs: pick((r) => r.postgresCpuMs),
-  };
 }
 
 /** No aims (issue 12 asks for the figures), so no summary entries. */

@@ -21,11 +21,13 @@ const registry: Record<string, () => Promise<Bench>> = {
   impersonation: () => import('./impersonation.js'),
   tokens: () => import('./tokens.js'),
   oauth: () => import('./oauth.js'),
+  passkeys: () => import('./passkeys.js'),
   'users-list': () => import('./users-list.js'),
   'data-requests': () => import('./data-requests.js'),
   start: () => import('./start.js'),
   history: () => import('./history.js'),
   profile: () => import('./profile.js'),
+  factors: () => import('./factors.js'),
   'email-addresses': () => import('./email-addresses.js'),
 };
 

@@ -17,6 +17,14 @@ import { createImpersonationSignIn } from './auth/service/impersonation.js';
 import { createInvitationSignUps } from './auth/service/invitation-sign-ups.js';
 import { sessionIssuer } from './auth/service/issue-session.js';
 import { createPasswordAuthService } from './auth/service/passwords.js';
+import { passkeySignInRoutes } from './auth/routes/passkeys.js';
+import { secondFactorRoutes } from './auth/routes/second-factor.js';
+import { createPasskeySignIn } from './auth/service/passkeys.js';
+import { createSecondFactorStep } from './auth/service/second-factor.js';
+import { factorsClientRoutes, factorsServerRoutes } from './factors/routes.js';
+import { passkeysClientRoutes, passkeysServerRoutes } from './passkeys/routes.js';
+import { createPasskeysService } from './passkeys/service.js';
+import { createFactorsService } from './factors/service.js';
 import { emailAddressesClientRoutes, emailAddressesServerRoutes } from './email-addresses/routes.js';
 import { createEmailAddressesService } from './email-addresses/service.js';
 import { allowedOriginsServerRoutes, environmentClientRoutes, environmentsAdminRoutes } from './environments/routes.js';
@@ -146,8 +154,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const limiter = createRateLimiter(db, clock, metrics);
   const issueSession = sessionIssuer(clock);
   const background = createBackground(app.log);
-  const codes = createEmailedCodesService({ db, clock, mailer, limiter, issueSession, background, users });
-  const passwords = createPasswordAuthService({ db, clock, limiter, mailer, metrics, issueSession, background, users, codes });
+  const secondStep = createSecondFactorStep({ db, clock, sealer, issueSession, users });
+  const codes = createEmailedCodesService({ db, clock, mailer, limiter, issueSession, background, users, secondStep });
+  const passwords = createPasswordAuthService({ db, clock, limiter, mailer, metrics, issueSession, background, users, codes, secondStep });
+  const factors = createFactorsService({ db, clock, sealer, users });
+  const passkeys = createPasskeysService({ db, clock, users });
   const invitations = createInvitationsService({ db, clock, mailer, limiter, environments, users });
   const audit = createAuditService({
     db, clock, limiter, metrics,
@@ -175,7 +186,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     passwordAuthRoutes(passwords, codes),
     invitationSignUpRoutes(createInvitationSignUps({ db, clock, issueSession, invitations, organizationInvitations })),
     impersonationRedeemRoutes(createImpersonationSignIn({ db, clock, issueSession, metrics })),
-    externalSignInRoutes(createExternalSignIn({ oauth, issueSession })),
+    externalSignInRoutes(createExternalSignIn({ oauth, secondStep })),
+    secondFactorRoutes(secondStep),
+    passkeySignInRoutes(createPasskeySignIn({ db, clock, issueSession, passkeys, users })),
   ];
 
   registerSecurityHeaders(app); // before the 404 handler, which only gets the hooks added before it
@@ -240,14 +253,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     impersonationServerRoutes(impersonation),
     sessionTokensServerRoutes(sessionTokens),
     oauthServerRoutes(oauth),
+    factorsServerRoutes(factors),
     dataRequestsServerRoutes(dataRequests),
+    passkeysServerRoutes(passkeys),
   ]), { prefix: '/api/server/v1' });
 
   await app.register(clientPlane({
     resolveEnvironment: (host) => environments.findByHost(host),
     authenticateSession: (environmentId, token) => sessions.authenticate(environmentId, token),
     publicRoutes: [...signInRoutes, sessionTokensPublicRoutes(sessionTokens), environmentClientRoutes(environments, oauth.listEnabled)],
-    sessionRoutes: [usersClientRoutes(users), emailAddressesClientRoutes(emailAddresses), accountClientRoutes(createAccountService({ db, clock, limiter, mailer, users })), sessionsClientRoutes(sessions), signOutRoutes(sessions), organizationsClientRoutes(createMemberActions(organizations)), organizationInvitationsClientRoutes(organizationInvitations), sessionTokensClientRoutes(sessionTokens), oauthSessionRoutes(oauth), dataRequestsClientRoutes(dataRequests)],
+    sessionRoutes: [usersClientRoutes(users), emailAddressesClientRoutes(emailAddresses), accountClientRoutes(createAccountService({ db, clock, limiter, mailer, sealer, users })), factorsClientRoutes(factors), passkeysClientRoutes(passkeys), sessionsClientRoutes(sessions), signOutRoutes(sessions), organizationsClientRoutes(createMemberActions(organizations)), organizationInvitationsClientRoutes(organizationInvitations), sessionTokensClientRoutes(sessionTokens), oauthSessionRoutes(oauth), dataRequestsClientRoutes(dataRequests)],
   }), { prefix: '/_svc' });
 
   if (options.adminToken) {
@@ -264,8 +279,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     pruneRateLimitWindows: limiter.pruneOldWindows, pruneExpiredCodes: codes.pruneExpiredCodes, pruneAuditIdempotencyKeys: audit.pruneIdempotencyKeys,
     expireInvitations: invitations.expireOverdue, pruneOutbox: () => outbox.prune(clock.now(), housekeeping.outboxRetentionDays * DAY_MS),
     pruneOAuthStates: oauth.pruneExpiredStates, pruneEndedSessions: () => sessions.pruneEnded(housekeeping.sessionRetentionDays),
-    pruneAuditEvents: audit.pruneExpiredEvents, expireDataExports: dataRequests.expireArchives,
+    pruneAuditEvents: audit.pruneExpiredEvents, expireDataExports: dataRequests.expireArchives, pruneMfaChallenges: secondStep.pruneExpired,
     pruneFinishedJobs: () => createJobsStore(db).pruneFinished(new Date(clock.now().getTime() - housekeeping.jobRetentionDays * DAY_MS)),
+    prunePasskeyChallenges: passkeys.pruneExpiredChallenges,
   }, housekeeping.intervalSeconds * 1000);
   app.decorate('runHousekeeping', sweep);
   app.decorate('settled', background.settled);

@@ -8,3 +8,4 @@ export const passwordNotSet = () => new ProblemError(409, 'password_not_set',
   'The account has no password to confirm: sign in again through its external provider, which counts as a recent sign-in.');
 export const selfDeletionDisabled = () =>
   new ProblemError(403, 'self_deletion_disabled', 'This environment does not let users delete their own account; ask its administrator.');
+export const invalidCode = () => new ProblemError(400, 'invalid_code', 'The code is wrong or was used already (or the account has no second factor).');

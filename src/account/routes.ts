@@ -13,7 +13,7 @@ const CHANGE_PASSWORD = 'The new password is checked against the policy first (4
   + 'sign-in instead (403 reauthentication_required). Wrong passwords count against the account (the lockout\'s maxFailedAttempts per coolDownSeconds, then 429). '
   + 'With `signOutOtherSessions` every other session ends; this one stays and counts as recently authenticated. A notice is mailed. '
   + 'An impersonated session gets 403 impersonation_restricted.';
-const REAUTHENTICATE = 'Confirms the password: the session counts as recently authenticated for 10 minutes, which sensitive changes ask for '
+const REAUTHENTICATE = 'Confirms the password, or a code of the second factor (TOTP or backup code; 400 invalid_code): the session counts as recently authenticated for 10 minutes, which sensitive changes ask for '
   + '(403 reauthentication_required). 400 invalid_password; 409 password_not_set for an account without a password (sign in again through '
   + 'its provider instead); wrong passwords count as for a password change (429). An impersonated session gets 403 impersonation_restricted.';
 const DELETE_ME = 'Soft-deletes the account as the Server API does: every session revoked, the email freed, the id kept with status deleted. '
@@ -29,7 +29,7 @@ export function accountClientRoutes(account: AccountService): FastifyPluginAsync
     app.post('/me/password', { config: NOT_UNDER_IMPERSONATION, schema: { operationId: 'changeMyPassword', summary: 'Change or set the password', description: CHANGE_PASSWORD, tags, body: ChangePasswordBody, response: { 204: NoContent } } },
       async (req, reply) => { await account.changePassword(caller(req), req.body); return noContent(reply); });
     app.post('/me/reauthenticate', { config: NOT_UNDER_IMPERSONATION, schema: { operationId: 'reauthenticate', summary: 'Confirm the password for a sensitive change', description: REAUTHENTICATE, tags, body: ReauthenticateBody, response: { 204: NoContent } } },
-      async (req, reply) => { await account.reauthenticate(caller(req), req.body.password); return noContent(reply); });
+      async (req, reply) => { await account.reauthenticate(caller(req), req.body); return noContent(reply); });
     app.delete('/me', { config: { ...NOT_UNDER_IMPERSONATION, ...RECENTLY_AUTHENTICATED }, schema: { operationId: 'deleteMe', summary: 'Delete the signed-in user\'s account', description: DELETE_ME, tags, response: { 204: NoContent } } },
       async (req, reply) => {
         await account.deleteOwnAccount(caller(req));

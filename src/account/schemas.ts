@@ -9,5 +9,8 @@ export const ChangePasswordBody = Type.Object({
 }, { additionalProperties: false });
 export type ChangePasswordBody = Static<typeof ChangePasswordBody>;
 
-export const ReauthenticateBody = Type.Object({ password: Password }, { additionalProperties: false });
+export const ReauthenticateBody = Type.Object({
+  password: Type.Optional(Password),
+  code: Type.Optional(Type.String({ minLength: 1, maxLength: 20, description: 'A TOTP code or a backup code of the user\'s second factor.' })),
+}, { additionalProperties: false, minProperties: 1, maxProperties: 1, description: 'Exactly one of `password` and `code`.' });
 export type ReauthenticateBody = Static<typeof ReauthenticateBody>;

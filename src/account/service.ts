@@ -8,15 +8,17 @@ import { reauthenticationRequired, type SessionContext } from '../platform/http/
 import { rateLimited } from '../platform/http/problems.js';
 import { escapeHtml, type Mailer } from '../platform/mail/mailer.js';
 import type { RateLimiter } from '../platform/rate-limit.js';
-import { markSessionAuthenticated, revokeAllSessions } from '../sessions/service.js';
+import { checkSecondFactor } from '../factors/service.js';
+import type { Sealer } from '../platform/crypto/encryption.js';
+import { markSessionAuthenticated, markSessionSecondFactor, revokeAllSessions } from '../sessions/service.js';
 import { assertPasswordPolicy, setPassword, userCredentials } from '../users/accounts.js';
 import type { User } from '../users/schemas.js';
 import type { UsersService } from '../users/service.js';
-import { currentPasswordRequired, invalidPassword, passwordNotSet, selfDeletionDisabled } from './errors.js';
-import type { ChangePasswordBody } from './schemas.js';
+import { currentPasswordRequired, invalidCode, invalidPassword, passwordNotSet, selfDeletionDisabled } from './errors.js';
+import type { ChangePasswordBody, ReauthenticateBody } from './schemas.js';
 
 export interface AccountDeps {
-  db: Db; clock: Clock; limiter: RateLimiter; mailer: Mailer;
+  db: Db; clock: Clock; limiter: RateLimiter; mailer: Mailer; sealer: Sealer;
   users: Pick<UsersService, 'softDelete'>;
 }
 
@@ -24,20 +26,25 @@ export interface AccountDeps {
 export interface AccountCaller { env: EnvironmentContext; session: SessionContext; caller: Caller }
 
 /** The signed-in user's own account: password, re-authentication, deletion (contract §3d). */
-export function createAccountService({ db, clock, limiter, mailer, users }: AccountDeps) {
+export function createAccountService({ db, clock, limiter, mailer, sealer, users }: AccountDeps) {
   /**
    * Checks the user's password against the account's budget of wrong tries (the sign-in lockout's numbers):
    * a stolen session must not become a way to guess the password without limit. The try is counted
    * before the hash and given back when the password was right.
    */
-  async function confirmPassword(env: EnvironmentContext, userId: string, storedHash: string, password: string) {
+  async function withinCheckBudget<T>(env: EnvironmentContext, userId: string, check: () => Promise<T | undefined>, refusal: () => Error): Promise<T> {
     const { maxFailedAttempts, coolDownSeconds } = env.settings.lockout;
     const bucket = `password_check_failures:user:${userId}`;
     const attempt = await limiter.hit(env.id, bucket, { max: maxFailedAttempts, windowSeconds: coolDownSeconds });
     if (!attempt.allowed) throw rateLimited(attempt.retryAfterSeconds);
-    if (!(await verifyPassword(storedHash, password))) throw invalidPassword();
+    const passed = await check();
+    if (passed === undefined) throw refusal();
     await limiter.release(env.id, bucket, attempt);
+    return passed;
   }
+
+  const confirmPassword = (env: EnvironmentContext, userId: string, storedHash: string, password: string) =>
+    withinCheckBudget(env, userId, async () => (await verifyPassword(storedHash, password)) || undefined, invalidPassword);
 
   async function credentialsOf({ env, session }: AccountCaller) {
     const found = await userCredentials(db, env.id, session.userId);
@@ -84,17 +91,27 @@ export function createAccountService({ db, clock, limiter, mailer, users }: Acco
       });
     },
 
-    /** The password confirmed again: this session counts as recently authenticated for the next 10 minutes. */
-    async reauthenticate(who: AccountCaller, password: string) {
+    /**
+     * The password, or a second-factor code, confirmed again: this session counts as recently authenticated
+     * for the next 10 minutes (a code also adds otp and mfa to its amr).
+     */
+    async reauthenticate(who: AccountCaller, body: ReauthenticateBody) {
       const { env, session } = who;
       const { user, passwordHash } = await credentialsOf(who);
-      if (passwordHash === null) throw passwordNotSet();
-      await confirmPassword(env, user.id, passwordHash, password);
+      const { password, code = '' } = body;
+      if (password !== undefined) {
+        if (passwordHash === null) throw passwordNotSet();
+        await confirmPassword(env, user.id, passwordHash, password);
+      } else {
+        await withinCheckBudget(env, user.id, () => checkSecondFactor(db, sealer, env.id, user.id, code, clock.now()), invalidCode);
+      }
       await inTransaction(db, async (trx) => {
         const now = clock.now();
-        await markSessionAuthenticated(trx, env.id, session.id, now);
+        if (password !== undefined) await markSessionAuthenticated(trx, env.id, session.id, now);
+        else await markSessionSecondFactor(trx, env.id, session.id, now);
         await recordOwnEvent(trx, env.id, {
-          action: 'session.reauthenticated', ...who.caller, targets: [{ type: 'session', id: session.id }, { type: 'user', id: user.id }], metadata: { method: 'password' },
+          action: 'session.reauthenticated', ...who.caller, targets: [{ type: 'session', id: session.id }, { type: 'user', id: user.id }],
+          metadata: { method: password !== undefined ? 'password' : 'second_factor' },
         }, now);
       });
     },

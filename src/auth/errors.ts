@@ -8,3 +8,5 @@ export const emailNotVerified = () =>
 export const invalidCode = () => new ProblemError(400, 'invalid_code', 'The code is wrong, expired or already used.');
 export const userNotActive = () =>
   new ProblemError(403, 'user_not_active', 'The account was banned or deleted while signing in: no session was started.');
+export const invalidChallenge = () =>
+  new ProblemError(400, 'invalid_challenge', 'The sign-in challenge is unknown, expired or used up: sign in again.');

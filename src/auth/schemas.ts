@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { AuthenticationResponse } from '../passkeys/schemas.js';
 import { Email } from '../platform/http/common-schemas.js';
 import { StartedSession } from '../sessions/schemas.js';
 import { ClientUser } from '../users/schemas.js';
@@ -48,5 +49,23 @@ export const PendingVerification = Type.Object({
   user: ClientUser,
   verification: Type.Object({ status: Type.Literal('pending') }),
 }, { title: 'PendingVerification', description: 'The account waits for the emailed code; no session yet.' });
+
+export const MfaVerifyBody = Type.Object({
+  challengeToken: Type.String({ minLength: 1, maxLength: 200 }),
+  code: Type.String({ minLength: 1, maxLength: 20, description: 'A 6-digit TOTP code, or a backup code (case, spaces and the dash do not matter).' }),
+}, { additionalProperties: false });
+
+/** What a sign-in of a user with a second factor answers instead of a session. */
+export const MfaRequired = Type.Object({
+  mfaRequired: Type.Literal(true),
+  challengeToken: Type.String({ description: 'Single use, 5 minutes: send it with a code to POST /_svc/auth/mfa/verify.' }),
+  factors: Type.Array(Type.Union([Type.Literal('totp'), Type.Literal('backup_code')]), { description: 'The kinds of code the user can give.' }),
+}, { title: 'MfaRequired', description: 'The password (or provider) was right and the user has a second factor: no session yet.' });
+
+export const PasskeyOptionsBody = Type.Object({
+  email: Type.Optional(Email),
+}, { additionalProperties: false, description: 'An email binds the challenge to that account; the options are the same either way.' });
+
+export const PasskeySignInBody = Type.Object({ response: AuthenticationResponse }, { additionalProperties: false });
 
 export const Accepted = Type.Object({ status: Type.Literal('accepted'), message: Type.String() });

@@ -1,7 +1,8 @@
 import { sql, type RawBuilder, type Selectable } from 'kysely';
 import { deleteInBatches } from '../platform/db/batches.js';
 import { runChain, type Cte, type CteChain } from '../platform/db/cte.js';
-import { preparedAs, type Db } from '../platform/db/database.js';
+import { jsonb, preparedAs, type Db } from '../platform/db/database.js';
+import type { JsonObject } from '../platform/json.js';
 import type { SessionRow, UserLock } from '../platform/db/tables.js';
 
 export type CodePurpose = 'verify_email' | 'reset_password';
@@ -57,4 +58,42 @@ export async function insertSignedInSession(db: Db, name: string, pieces: Signed
     return session;
   });
   return rows[0];
+}
+
+/** Wrong codes a challenge takes before it is spent; the account's lockout counts each of them too. */
+export const MAX_CHALLENGE_ATTEMPTS = 5;
+
+export interface NewChallenge { tokenHash: Buffer; userId: string; method: string; details: JsonObject; expiresAt: Date }
+
+const liveChallenge = (environmentId: string, tokenHash: Buffer, now: Date) =>
+  sql<boolean>`environment_id = ${environmentId}::uuid and token_hash = ${tokenHash} and used_at is null
+    and expires_at > ${now}::timestamptz and attempts < ${MAX_CHALLENGE_ATTEMPTS}`;
+
+/** A new challenge, as a CTE body: a caller commits its own write with it (a password sign-in gives the client's attempt back). */
+export const insertChallengeStatement = (environmentId: string, challenge: NewChallenge, now: Date) => sql<{ token_hash: Buffer }>`
+  insert into mfa_challenges (environment_id, token_hash, user_id, method, details, created_at, expires_at)
+  values (${environmentId}::uuid, ${challenge.tokenHash}, ${challenge.userId}::uuid, ${challenge.method}, ${jsonb(challenge.details)}::jsonb,
+          ${now}::timestamptz, ${challenge.expiresAt}::timestamptz)
+  returning token_hash`;
+
+/**
+ * The challenge used up, as a CTE body of the statement that starts its session, only once `user` (the
+ * locked user) is active: one statement, so of two answers at once exactly one finds it live.
+ */
+export const consumeChallengeAfter = (environmentId: string, tokenHash: Buffer, now: Date, user: Cte<UserLock>) => sql<{ token_hash: Buffer }>`
+  update mfa_challenges set used_at = ${now}::timestamptz
+  where ${liveChallenge(environmentId, tokenHash, now)} and exists (select from ${user.from} u where u.status = 'active')
+  returning token_hash`;
+
+/** The second step of a sign-in: a single-use challenge, stored hashed, bound to its environment and user. */
+export function createChallengesStore(db: Db) {
+  const live = liveChallenge;
+  return {
+    findLive: (environmentId: string, tokenHash: Buffer, now: Date) =>
+      db.selectFrom('mfa_challenges').selectAll().where(live(environmentId, tokenHash, now)).executeTakeFirst(),
+    countFailure: (environmentId: string, tokenHash: Buffer) =>
+      db.updateTable('mfa_challenges').set((eb) => ({ attempts: eb('attempts', '+', 1) }))
+        .where('environment_id', '=', environmentId).where('token_hash', '=', tokenHash).execute(),
+    deleteExpired: (before: Date) => deleteInBatches(db, 'mfa_challenges', sql<boolean>`expires_at < ${before}::timestamptz`),
+  };
 }

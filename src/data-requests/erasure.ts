@@ -1,6 +1,8 @@
 import { scrubOwnTrailOf } from '../audit/service.js';
 import { deleteEmailAddresses } from '../email-addresses/primary.js';
+import { deleteSecondFactors } from '../factors/service.js';
 import { deleteUserIdentities } from '../oauth/service.js';
+import { deletePasskeys } from '../passkeys/service.js';
 import type { Db } from '../platform/db/database.js';
 import { deleteAllSessions } from '../sessions/service.js';
 import { eraseAccount } from '../users/accounts.js';
@@ -14,7 +16,7 @@ export interface ErasureStep {
 
 /**
  * The steps of an erasure, each a plain function of the domain that owns the data, all in one
- * transaction: a new table of personal data (second factors, next) is one more line here.
+ * transaction: a new table of personal data is one more line here.
  * The account step keeps the user's id and sets it deleted; the trail step keeps every event but nulls
  * the IPs and user agents of the service's own events about the user; the customer's events stay as appended.
  */
@@ -22,6 +24,8 @@ export const ERASURE_STEPS: ErasureStep[] = [
   { name: 'sessions', erase: (trx, env, user) => deleteAllSessions(trx, env, user) },
   { name: 'identities', erase: (trx, env, user) => deleteUserIdentities(trx, env, user) },
   { name: 'emailAddresses', erase: (trx, env, user) => deleteEmailAddresses(trx, env, user) },
+  { name: 'secondFactors', erase: (trx, env, user) => deleteSecondFactors(trx, env, user) },
+  { name: 'passkeys', erase: (trx, env, user) => deletePasskeys(trx, env, user) },
   { name: 'account', erase: async (trx, env, user, now) => ((await eraseAccount(trx, env, user, now)) ? 1 : 0) },
   { name: 'ownTrail', erase: (trx, env, user) => scrubOwnTrailOf(trx, env, user) },
   // An export made before the erasure holds everything above: its archive goes too.

@@ -25,8 +25,17 @@ export function createExportStore(db: Db) {
     emailAddresses: (environmentId: string, userId: string) => rowsOf(sql<JsonObject>`
       select id, email, is_primary as "isPrimary", verified_at as "verifiedAt", released_at as "releasedAt", created_at as "createdAt"
       from email_addresses where environment_id = ${environmentId}::uuid and user_id = ${userId}::uuid order by is_primary desc, email`),
+    /** The second factors, never their secrets, and how many backup codes are left (never the codes or their hashes). */
+    secondFactors: (environmentId: string, userId: string) => rowsOf(sql<JsonObject>`
+      select f.id, f.type, f.name, f.created_at as "createdAt", f.confirmed_at as "confirmedAt", f.last_used_at as "lastUsedAt",
+        (select count(*)::int from mfa_backup_codes b where b.environment_id = f.environment_id and b.user_id = f.user_id and b.used_at is null) as "backupCodesRemaining"
+      from mfa_factors f where f.environment_id = ${environmentId}::uuid and f.user_id = ${userId}::uuid and f.confirmed_at is not null order by f.id`),
+    /** The passkeys: their names, kinds and dates; never the public key or credential id (they identify the authenticator). */
+    passkeys: (environmentId: string, userId: string) => rowsOf(sql<JsonObject>`
+      select id, name, device_type as "deviceType", backed_up as "backedUp", rp_id as "rpId", created_at as "createdAt", last_used_at as "lastUsedAt"
+      from passkeys where environment_id = ${environmentId}::uuid and user_id = ${userId}::uuid order by id`),
     sessions: (environmentId: string, userId: string) => rowsOf(sql<JsonObject>`
-      select id, created_at as "createdAt", authenticated_at as "authenticatedAt", last_active_at as "lastActiveAt", expires_at as "expiresAt", revoked_at as "revokedAt",
+      select id, created_at as "createdAt", authenticated_at as "authenticatedAt", amr, last_active_at as "lastActiveAt", expires_at as "expiresAt", revoked_at as "revokedAt",
         ip_address as "ipAddress", user_agent as "userAgent", actor
       from sessions where environment_id = ${environmentId}::uuid and user_id = ${userId}::uuid order by id`),
     identities: (environmentId: string, userId: string) => rowsOf(sql<JsonObject>`

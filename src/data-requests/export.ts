@@ -7,12 +7,14 @@ export interface ExportSubject { environmentId: string; userId: string; emails: 
 export interface ExportSection { name: string; gather(store: ExportStore, subject: ExportSubject): Promise<unknown> }
 
 /**
- * The archive's sections, in order: a new kind of personal data (second factors, next) is one
- * more line here and one read in export-store.ts.
+ * The archive's sections, in order: a new kind of personal data is one more line here and one read
+ * in export-store.ts.
  */
 export const EXPORT_SECTIONS: ExportSection[] = [
   { name: 'user', gather: (store, s) => store.user(s.environmentId, s.userId) },
   { name: 'emailAddresses', gather: (store, s) => store.emailAddresses(s.environmentId, s.userId) },
+  { name: 'secondFactors', gather: (store, s) => store.secondFactors(s.environmentId, s.userId) },
+  { name: 'passkeys', gather: (store, s) => store.passkeys(s.environmentId, s.userId) },
   { name: 'sessions', gather: (store, s) => store.sessions(s.environmentId, s.userId) },
   { name: 'identities', gather: (store, s) => store.identities(s.environmentId, s.userId) },
   { name: 'memberships', gather: (store, s) => store.memberships(s.environmentId, s.userId) },

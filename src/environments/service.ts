@@ -9,13 +9,13 @@ import { deepMerge, type JsonObject } from '../platform/json.js';
 import { environmentNotFound, frontendHostTaken, invalidOrigins, invalidSettings, secretKeyNotFound } from './errors.js';
 import { normalizeOrigin } from './origins.js';
 import type { CreateEnvironmentBody, CreatedEnvironment, Environment, PublicEnvironment, UpdateEnvironmentBody } from './schemas.js';
-import { resolveSettings, settingsErrors, type EnvironmentSettings } from './settings.js';
+import { resolveSettings, rpIdFits, settingsErrors, type EnvironmentSettings } from './settings.js';
 import { createEnvironmentsStore, createSecretKeysStore, type EnvironmentRecord } from './store.js';
 import { escapeHatchOrigins } from '../platform/http/planes.js';
 
 declare module '../platform/http/planes.js' {
   /** The client plane resolves the Host header to the environment's full record: its settings come with it. */
-  interface ClientEnvironment { settings: EnvironmentSettings }
+  interface ClientEnvironment { settings: EnvironmentSettings; name: string }
 }
 
 export interface EnvironmentsDeps {
@@ -74,6 +74,14 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
     return overrides;
   }
 
+  /** The passkeys' RP ID must fit the frontend host, whichever of the two changed; checked on the written row, so the transaction undoes it. */
+  function checkRpId(env: EnvironmentRecord) {
+    const { rpId } = env.settings.passkeys;
+    if (rpId !== null && !rpIdFits(rpId, env.frontendHost)) {
+      throw invalidSettings([{ path: '/body/settings/passkeys/rpId', message: `must be the frontend host's name or a parent domain of it (frontend host ${env.frontendHost})` }]);
+    }
+  }
+
   /** A new key and its audit event, in the caller's transaction; only the key's id is recorded. */
   async function issueKey(trx: Db, environmentId: string, by: Caller) {
     const secretKey = randomToken('sk_');
@@ -103,6 +111,7 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
       ? await store.insert({ name: body.name, frontendHost, overrides, allowedOrigins }, clock.now())
       : await insertWithDefaultHost(store, body.name, overrides);
     if (!env) throw frontendHostTaken(frontendHost!);
+    checkRpId(env);
     await onCreate?.(trx, env.id, clock.now());
     const key = await issueKey(trx, env.id, by);
     return { ...toPublic(env), secretKey: key.secretKey, secretKeyId: key.id };
@@ -137,6 +146,7 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
         const result = await store.update(id, { name: body.name, frontendHost, overrides }, clock.now());
         if (result === 'host_taken') throw frontendHostTaken(frontendHost!);
         if (!result) throw environmentNotFound();
+        checkRpId(result);
         return result;
       });
       return toPublic(updated);
@@ -176,7 +186,7 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
     },
     /**
      * The public configuration of the environment. What is not built yet answers what holds today:
-     * no second factors or passkeys to enrol; sign-up is always open.
+     * sign-up is always open.
      */
     async publicConfiguration(environmentId: string, oauthProviders: PublicEnvironment['oauthProviders']): Promise<PublicEnvironment> {
       const { name, settings } = await record(environmentId);
@@ -185,8 +195,8 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
         signUp: { enabled: true, requiredFields: settings.requiredFields, emailVerificationRequired: settings.emailVerificationRequired },
         passwordPolicy: { minLength: settings.passwordPolicy.minLength, maxLength: settings.passwordPolicy.maxLength },
         oauthProviders,
-        mfa: { policy: 'off', factors: [] },
-        passkeys: { enabled: false },
+        mfa: { policy: settings.mfa.policy, factors: settings.mfa.policy === 'off' ? [] : ['totp', 'backup_code'] },
+        passkeys: { enabled: settings.passkeys.enabled },
         organizations: { selfServiceEnabled: true },
         selfDeletionEnabled: settings.selfDeletionEnabled,
         locales: ['en', 'da'],

@@ -36,6 +36,14 @@ export const EnvironmentSettings = Type.Object({
   enumerationProtection: Type.Boolean(),
   oauthLinkVerifiedEmails: Type.Boolean(),
   selfDeletionEnabled: Type.Boolean(),
+  mfa: Type.Object({
+    policy: Type.Union([Type.Literal('off'), Type.Literal('optional'), Type.Literal('required')]),
+  }, { additionalProperties: false }),
+  passkeys: Type.Object({
+    enabled: Type.Boolean(),
+    /** The WebAuthn RP ID when it is not the frontend host's name: that name or a parent domain of it (example.com for auth.example.com). */
+    rpId: Nullable(Type.String({ maxLength: 253, pattern: '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$' })),
+  }, { additionalProperties: false }),
   session: Type.Object({
     idleTimeoutSeconds: Seconds, maxLifetimeSeconds: Seconds, jwtLifetimeSeconds: Type.Integer({ minimum: 1, maximum: 3600 }),
   }, { additionalProperties: false }),
@@ -63,9 +71,20 @@ export const DEFAULT_SETTINGS: EnvironmentSettings = Object.freeze({
   enumerationProtection: false,
   oauthLinkVerifiedEmails: true,
   selfDeletionEnabled: true,
+  mfa: { policy: 'optional' },
+  passkeys: { enabled: true, rpId: null },
   session: { idleTimeoutSeconds: 604_800, maxLifetimeSeconds: 2_592_000, jwtLifetimeSeconds: 60 },
   lockout: { maxFailedAttempts: 10, coolDownSeconds: 3600, ipMaxFailures: 100, ipWindowSeconds: 900 },
 }) as EnvironmentSettings;
+
+/**
+ * Whether `rpId` may scope passkeys for pages of `frontendHost`: browsers accept the page's own host name
+ * or a parent domain of it (never a bare top-level label; they also refuse public suffixes such as co.uk).
+ */
+export function rpIdFits(rpId: string, frontendHost: string): boolean {
+  const hostname = frontendHost.replace(/:\d+$/, '').toLowerCase();
+  return rpId === hostname || (rpId.includes('.') && hostname.endsWith(`.${rpId}`));
+}
 
 /** Stored settings are overrides; reading merges them over the defaults. */
 export const resolveSettings = (overrides: JsonObject): EnvironmentSettings =>

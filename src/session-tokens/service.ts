@@ -118,6 +118,7 @@ export function createSessionTokensService({ db, clock, sealer, notifications = 
       const claims: JWTPayload = { sid: session.id };
       if (origin !== undefined && env.allowedOrigins.includes(origin)) claims.azp = origin;
       if (session.impersonatorId) claims.act = { sub: session.impersonatorId };
+      if (session.amr.length > 0) claims.amr = session.amr;
       if (jsonByteSize(session.publicMetadata) <= PUBLIC_METADATA_CLAIM_BYTES) claims.public_metadata = session.publicMetadata;
       const token = await new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid: signer.kid, typ: 'JWT' })
         .setIssuer(frontendUrl(env.frontendHost)).setSubject(session.userId).setIssuedAt(issuedAt).setNotBefore(issuedAt)

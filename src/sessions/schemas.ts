@@ -23,12 +23,15 @@ export const Session = Type.Object({
   lastActiveAt: DateTime,
   expiresAt: DateTime,
   revokedAt: Nullable(DateTime),
+  amr: Type.Array(Type.String(), { description: 'How the user proved who they are (RFC 8176): pwd, otp, mfa, fed, hwk, swk, email (an emailed code).' }),
 }, { title: 'Session', description: 'A client session.' });
 export type Session = Static<typeof Session>;
 
 /** The session part of every response that starts one. */
 export const StartedSession = Type.Object({
   id: Uuid, userId: Uuid, createdAt: DateTime, expiresAt: DateTime, actor: Nullable(SessionActor),
+  amr: Type.Array(Type.String(), { description: 'How the user proved who they are (RFC 8176): pwd, otp, mfa, fed, hwk, swk, email (an emailed code).' }),
+  enrolmentOnly: Type.Boolean({ description: 'true under the mfa.policy "required" for a user without a second factor: the session may only enrol one (403 mfa_enrolment_required elsewhere).' }),
 });
 export type StartedSession = Static<typeof StartedSession>;
 

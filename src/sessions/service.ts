@@ -14,13 +14,16 @@ import type { ListSessionsQuery, SessionActor } from './schemas.js';
 import { createSessionsStore, insertSessionAfter, toStarted, type NewSession } from './store.js';
 
 declare module '../platform/http/planes.js' {
-  /** The user's public metadata comes with the session check (one join), for the session's JWT. */
-  interface SessionContext { publicMetadata: JsonObject }
+  /** The user's public metadata and the session's amr come with the session check (one join), for the session's JWT. */
+  interface SessionContext { publicMetadata: JsonObject; amr: string[] }
 }
 
 export interface SessionLifetimes { idleTimeoutSeconds: number; maxLifetimeSeconds: number }
 /** Where a session starts from: the request's context, and the actor of an impersonated session. */
 export interface SessionStartContext extends CallerContext { actor?: SessionActor | null }
+
+/** What a new session knows of how its user proved who they are. */
+export type SessionProof = Pick<NewSession, 'authenticatedAt' | 'amr' | 'enrolmentOnly'>;
 
 /** How long a password or second-factor check counts as recent for a sensitive change (contract §3d). */
 export const RECENT_AUTHENTICATION_MS = 10 * 60_000;
@@ -56,16 +59,16 @@ const sessionNotFound = () => new ProblemError(404, 'resource_not_found', 'No se
  * fixation), only its hash stored; no row when the user is no longer active. `id` is chosen by a caller
  * that names the session before it starts (an impersonation redeemed). `started` reads its row.
  */
-export function sessionAfter(userId: string, lifetimes: SessionLifetimes, context: SessionStartContext, now: Date, authenticatedAt: Date | null, id = uuidv7()) {
-  const { session, token } = newSession(userId, lifetimes, context, now, authenticatedAt, id);
+export function sessionAfter(userId: string, lifetimes: SessionLifetimes, context: SessionStartContext, now: Date, proof: SessionProof, id = uuidv7()) {
+  const { session, token } = newSession(userId, lifetimes, context, now, proof, id);
   return { id: session.id, token, statement: (user: Cte<UserLock>) => insertSessionAfter(user, session, now), started: toStarted };
 }
 
-function newSession(userId: string, lifetimes: SessionLifetimes, context: SessionStartContext, now: Date, authenticatedAt: Date | null, id: string) {
+function newSession(userId: string, lifetimes: SessionLifetimes, context: SessionStartContext, now: Date, proof: SessionProof, id: string) {
   const token = randomToken('sess_');
   const session: NewSession = {
     id, userId, tokenHash: sha256(token), actor: context.actor ?? null, ipAddress: context.ipAddress, userAgent: context.userAgent,
-    idleTimeoutSeconds: lifetimes.idleTimeoutSeconds, expiresAt: new Date(now.getTime() + lifetimes.maxLifetimeSeconds * 1000), authenticatedAt,
+    idleTimeoutSeconds: lifetimes.idleTimeoutSeconds, expiresAt: new Date(now.getTime() + lifetimes.maxLifetimeSeconds * 1000), ...proof,
   };
   return { session, token };
 }
@@ -73,6 +76,13 @@ function newSession(userId: string, lifetimes: SessionLifetimes, context: Sessio
 /** Revokes every live session of the user (but `keep`, when given) in the caller's transaction; answers how many it revoked. */
 export const revokeAllSessions = (db: Db, environmentId: string, userId: string, now: Date, keep?: string) =>
   createSessionsStore(db).revokeAllForUser(environmentId, userId, now, keep);
+
+/** The user passed a second factor in this session (enrolling one), in the caller's transaction: recent, amr with otp and mfa, not held to enrolment. */
+export const markSessionSecondFactor = (db: Db, environmentId: string, sessionId: string, now: Date) =>
+  createSessionsStore(db).markSecondFactor(environmentId, sessionId, now);
+
+/** The user has a second factor now: their sessions held to enrolment are free, in the caller's transaction. */
+export const endEnrolmentOnly = (db: Db, environmentId: string, userId: string) => createSessionsStore(db).endEnrolmentOnly(environmentId, userId);
 
 /** The user proved who they are again in this session (a password check), in the caller's transaction. */
 export const markSessionAuthenticated = (db: Db, environmentId: string, sessionId: string, now: Date) =>
@@ -100,7 +110,10 @@ export function createSessionsService({ db, clock }: { db: Db; clock: Clock }) {
       if (!found) return undefined;
       if (now.getTime() - found.last_active_at.getTime() > touchIntervalMs(found.idle_timeout_seconds)) await store.touch(environmentId, found.id, now);
       const recentlyAuthenticated = found.authenticated_at !== null && now.getTime() - found.authenticated_at.getTime() <= RECENT_AUTHENTICATION_MS;
-      return { id: found.id, userId: found.user_id, impersonatorId: impersonatorOf(found.actor), recentlyAuthenticated, publicMetadata: found.public_metadata };
+      return {
+        id: found.id, userId: found.user_id, impersonatorId: impersonatorOf(found.actor), recentlyAuthenticated, enrolmentOnly: found.enrolment_only,
+        amr: found.amr, publicMetadata: found.public_metadata,
+      };
     },
     /**
      * Revokes one session of the user and records it in the same transaction; revoking a revoked session

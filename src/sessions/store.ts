@@ -11,6 +11,8 @@ export interface NewSession {
   idleTimeoutSeconds: number; expiresAt: Date;
   /** When the user last proved who they are in this session (password, second factor); null for an emailed code or impersonation. */
   authenticatedAt: Date | null;
+  /** How they proved it (RFC 8176 values), and whether the session may only enrol a second factor (policy "required"). */
+  amr: string[]; enrolmentOnly: boolean;
 }
 
 /** A session is live while not revoked, before its absolute expiry and within its idle timeout. */
@@ -20,10 +22,11 @@ const isLive = (now: Date) =>
 /** The insert of a session for the users selected after it (aliased `u`), which only the caller's FROM names. */
 const insertSessionOf = (session: NewSession, now: Date) => sql`
   insert into sessions (environment_id, id, user_id, token_hash, actor, ip_address, user_agent,
-                        created_at, last_active_at, idle_timeout_seconds, expires_at, authenticated_at)
+                        created_at, last_active_at, idle_timeout_seconds, expires_at, authenticated_at, amr, enrolment_only)
   select u.environment_id, ${session.id}::uuid, u.id, ${session.tokenHash}, ${session.actor === null ? null : jsonb(session.actor)}::jsonb,
          ${session.ipAddress}, ${session.userAgent}, ${now}::timestamptz, ${now}::timestamptz,
-         ${session.idleTimeoutSeconds}::integer, ${session.expiresAt}::timestamptz, ${session.authenticatedAt}::timestamptz`;
+         ${session.idleTimeoutSeconds}::integer, ${session.expiresAt}::timestamptz, ${session.authenticatedAt}::timestamptz,
+         ${session.amr}::text[], ${session.enrolmentOnly}::boolean`;
 
 /**
  * A session for the user a CTE of the caller's statement locked (FOR SHARE or by updating it), inserted
@@ -41,7 +44,7 @@ export function createSessionsStore(db: Db) {
     findLiveByToken: (environmentId: string, tokenHash: Buffer, now: Date) =>
       db.selectFrom('sessions as s')
         .innerJoin('users as u', (join) => join.onRef('u.environment_id', '=', 's.environment_id').onRef('u.id', '=', 's.user_id'))
-        .select(['s.id', 's.user_id', 's.actor', 's.last_active_at', 's.idle_timeout_seconds', 's.authenticated_at', 'u.public_metadata'])
+        .select(['s.id', 's.user_id', 's.actor', 's.last_active_at', 's.idle_timeout_seconds', 's.authenticated_at', 's.amr', 's.enrolment_only', 'u.public_metadata'])
         .where('s.environment_id', '=', environmentId).where('s.token_hash', '=', tokenHash)
         .where('u.status', '=', 'active').where(isLive(now))
         .executeTakeFirst(),
@@ -62,6 +65,18 @@ export function createSessionsStore(db: Db) {
       if (keep) query = query.where('id', '<>', keep);
       return query.executeTakeFirst().then((r) => Number(r.numUpdatedRows));
     },
+    /**
+     * The user passed a second factor in this live session (enrolling one): recently authenticated, the
+     * factor added to its amr, and no longer held to enrolment.
+     */
+    markSecondFactor: (environmentId: string, sessionId: string, now: Date) =>
+      sql`update sessions set authenticated_at = ${now}::timestamptz, enrolment_only = false,
+            amr = amr || array(select v from unnest(array['otp', 'mfa']) v where v <> all(amr))
+          where environment_id = ${environmentId}::uuid and id = ${sessionId}::uuid and revoked_at is null`.execute(db),
+    /** The user has a second factor now: none of their sessions is held to enrolment any more. */
+    endEnrolmentOnly: (environmentId: string, userId: string) =>
+      db.updateTable('sessions').set({ enrolment_only: false })
+        .where('environment_id', '=', environmentId).where('user_id', '=', userId).where('enrolment_only', '=', true).execute(),
     /** The user proved who they are again in this live session (a password check). */
     markAuthenticated: (environmentId: string, sessionId: string, now: Date) =>
       db.updateTable('sessions').set({ authenticated_at: now })
@@ -102,6 +117,7 @@ export function createSessionsStore(db: Db) {
 
 export const toStarted = (row: Selectable<SessionRow>): StartedSession => ({
   id: row.id, userId: row.user_id, createdAt: row.created_at.toISOString(), expiresAt: row.expires_at.toISOString(), actor: row.actor as SessionActor | null,
+  amr: row.amr, enrolmentOnly: row.enrolment_only,
 });
 
 function statusOf(row: Selectable<SessionRow>, now: Date): Session['status'] {
@@ -113,5 +129,5 @@ function statusOf(row: Selectable<SessionRow>, now: Date): Session['status'] {
 const toSession = (row: Selectable<SessionRow>, now: Date): Session => ({
   id: row.id, userId: row.user_id, status: statusOf(row, now), actor: row.actor as SessionActor | null, ipAddress: row.ip_address, userAgent: row.user_agent,
   createdAt: row.created_at.toISOString(), lastActiveAt: row.last_active_at.toISOString(),
-  expiresAt: row.expires_at.toISOString(), revokedAt: row.revoked_at ? row.revoked_at.toISOString() : null,
+  expiresAt: row.expires_at.toISOString(), revokedAt: row.revoked_at ? row.revoked_at.toISOString() : null, amr: row.amr,
 });

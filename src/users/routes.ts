@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { NoContent, noContent, Page, PageQuery } from '../platform/http/common-schemas.js';
-import { clientCaller, serverCaller, signedIn } from '../platform/http/planes.js';
+import { clientCaller, OPEN_DURING_ENROLMENT, serverCaller, signedIn } from '../platform/http/planes.js';
 import { ListSessionsQuery, Session, UserSessionParams } from '../sessions/schemas.js';
 import { actorOf } from '../sessions/service.js';
 import {
@@ -53,7 +53,7 @@ export function usersClientRoutes(users: UsersService): FastifyPluginAsync {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     const tags = ['Client: current user'];
     const current = (req: FastifyRequest, user: User) => ({ ...toClientUser(user), actor: actorOf(signedIn(req)) });
-    app.get('/me', { schema: { operationId: 'getMe', summary: 'Get the signed-in user', description: ME, tags, response: { 200: CurrentUser } } },
+    app.get('/me', { config: OPEN_DURING_ENROLMENT, schema: { operationId: 'getMe', summary: 'Get the signed-in user', description: ME, tags, response: { 200: CurrentUser } } },
       async (req) => current(req, await users.get(req.environmentId, signedIn(req).userId)));
     app.patch('/me', { schema: { operationId: 'updateMe', summary: "Update the signed-in user's profile and unsafe metadata", tags, body: UpdateMeBody, response: { 200: CurrentUser } } },
       async (req) => current(req, await users.update(req.environmentId, signedIn(req).userId, req.body, clientCaller(req))));

@@ -15,10 +15,11 @@ import { releaseEmailAddresses } from '../email-addresses/primary.js';
 import { checkedPasswordHash, insertUser, joinName, mirrored, normalizeEmail, refuseLastOwner } from './accounts.js';
 import { emailRequired, emailTaken, nameRequired, userDeleted, userNotFound } from './errors.js';
 import type { CreateUserBody, MetadataPatchBody, UpdateMeBody, UpdateUserBody, User, UserFilter } from './schemas.js';
-import { createUsersStore, lockForSignInStatement, signInSucceededStatement, type ProfileChanges, type UsersStore } from './store.js';
+import { clearFailuresStatement, createUsersStore, lockForSignInStatement, signInSucceededStatement, type ProfileChanges, type UsersStore } from './store.js';
 
-/** The CTE bodies that lock the user a session starts for (`issueSession` in auth): a right password's, or a plain lock. */
+/** The CTE bodies that lock the user a session starts for (`issueSession` in auth): a right password's, a second factor's, or a plain lock. */
 export const signInSucceeded = signInSucceededStatement;
+export const secondFactorSucceeded = clearFailuresStatement;
 export const lockForSignIn = lockForSignInStatement;
 
 export interface RegistrationInput { email: string; password: string; firstName?: string; lastName?: string; name?: string; pending: boolean }
@@ -231,6 +232,9 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
     /** Reserves an attempt of the client's budget (a rate-limit hit) and, when it admits it, one of the account's, in one statement. */
     reserveSignInAttempt: (environmentId: string, email: string, lockout: EnvironmentSettings['lockout'], budget: RawBuilder<{ count: number }>) =>
       users.reserveSignInAttempt(environmentId, normalizeEmail(email), lockout, clock.now(), budget),
+    /** Reserves an attempt of an active account for a second-factor code (the lockout's budget); undefined while locked or full. */
+    reserveAttemptById: (environmentId: string, userId: string, lockout: EnvironmentSettings['lockout']) =>
+      users.reserveAttemptById(environmentId, userId, lockout, clock.now()),
     finishSignInAttempt: (environmentId: string, userId: string, succeeded: boolean, lockout: EnvironmentSettings['lockout']) =>
       users.finishSignInAttempt(environmentId, userId, succeeded, lockout, clock.now()),
     /** Completes a pending registration whose emailed code was right; undefined unless the user is active. */

@@ -215,23 +215,29 @@ export function createUsersStore(db: Db) {
      * undefined when the budget refused; `credentials` when no live account could take an attempt.
      */
     async reserveSignInAttempt(environmentId: string, email: string, lockout: Lockout, now: Date, budget: RawBuilder<{ count: number }>) {
-      const { rows } = await sql<Selectable<UserRow> & { budget_count: number | null }>`${preparedAs('sign_in_reserve')}
+      const { rows } = await sql<Selectable<UserRow> & { budget_count: number | null; has_second_factor: boolean | null }>`${preparedAs('sign_in_reserve')}
         with budget as (${budget}), account as (
-          update users set
-            -- A full count with no recent attempt is left over (a crash, a lowered limit): start over.
-            failed_sign_ins = case when failed_sign_ins >= ${lockout.maxFailedAttempts} then 1 else failed_sign_ins + 1 end,
-            last_sign_in_attempt_at = ${now}::timestamptz
-          where environment_id = ${environmentId}::uuid and ${signsIn(environmentId, email)} and status <> 'deleted'
-            and (locked_until is null or locked_until <= ${now}::timestamptz)
-            and (failed_sign_ins < ${lockout.maxFailedAttempts} or last_sign_in_attempt_at is null
-                 or last_sign_in_attempt_at < ${new Date(now.getTime() - ATTEMPT_IN_FLIGHT_MS)}::timestamptz)
+          ${reserveAttempt(lockout, now)}
+          where environment_id = ${environmentId}::uuid and ${signsIn(environmentId, email)} and status <> 'deleted' and ${admitsAttempt(lockout, now)}
             and exists (select from budget)
           returning *
         )
-        select account.*, budget.count as budget_count from (select) one left join budget on true left join account on true`.execute(db);
+        select account.*, budget.count as budget_count,
+          -- Whether a right password must be followed by a second factor, read with the account: no round trip of its own.
+          exists (select from mfa_factors f where f.environment_id = account.environment_id and f.user_id = account.id and f.confirmed_at is not null) as has_second_factor
+        from (select) one left join budget on true left join account on true`.execute(db);
       const row = rows[0]!;
-      return { budgetCount: row.budget_count ?? undefined, credentials: row.id === null ? undefined : toCredentials(row) };
+      const credentials = row.id === null ? undefined : { ...toCredentials(row)!, hasSecondFactor: row.has_second_factor === true };
+      return { budgetCount: row.budget_count ?? undefined, credentials };
     },
+    /**
+     * Reserves one of an active account's attempts for a second-factor code, as a sign-in reserves one for
+     * a password: wrong codes fill the same lockout budget. Undefined while the account is locked or full.
+     */
+    reserveAttemptById: (environmentId: string, userId: string, lockout: Lockout, now: Date) =>
+      sql<Selectable<UserRow>>`${reserveAttempt(lockout, now)}
+        where environment_id = ${environmentId}::uuid and id = ${userId}::uuid and status = 'active' and ${admitsAttempt(lockout, now)}
+        returning *`.execute(db).then(({ rows: [row] }) => row && toUser(row)),
     /**
      * A success clears the count; a failure keeps its reserved count, and the one that fills the budget
      * locks the account. Answers whether the account is locked now.
@@ -246,6 +252,27 @@ export function createUsersStore(db: Db) {
   };
 }
 export type UsersStore = ReturnType<typeof createUsersStore>;
+
+/** The update that counts an attempt against an account; a full count with no recent attempt is left over (a crash, a lowered limit): it starts over. */
+const reserveAttempt = (lockout: Lockout, now: Date) => sql`
+  update users set
+    failed_sign_ins = case when failed_sign_ins >= ${lockout.maxFailedAttempts} then 1 else failed_sign_ins + 1 end,
+    last_sign_in_attempt_at = ${now}::timestamptz`;
+
+/** Whether the account takes another attempt: not locked, and its in-flight attempts do not fill the budget. */
+const admitsAttempt = (lockout: Lockout, now: Date) => sql<boolean>`
+  (locked_until is null or locked_until <= ${now}::timestamptz)
+  and (failed_sign_ins < ${lockout.maxFailedAttempts} or last_sign_in_attempt_at is null
+       or last_sign_in_attempt_at < ${new Date(now.getTime() - ATTEMPT_IN_FLIGHT_MS)}::timestamptz)`;
+
+/**
+ * A second factor's success on the account (its failure count cleared), as a CTE body that locks the
+ * user for the session after it.
+ */
+export const clearFailuresStatement = (environmentId: string, userId: string) => sql<UserLock>`
+  update users set failed_sign_ins = 0, locked_until = null
+  where environment_id = ${environmentId}::uuid and id = ${userId}::uuid
+  returning environment_id, id, status`;
 
 /**
  * A right password's effect on the account (its failure count cleared), as a CTE body that locks the user

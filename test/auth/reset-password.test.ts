@@ -41,7 +41,7 @@ describe('POST /_svc/auth/reset-password', () => {
     const now = t.clock.now().getTime();
     expect(body.session).toEqual({
       id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-7/), userId: user.id, actor: null,
-      createdAt: new Date(now).toISOString(), expiresAt: new Date(now + 2_592_000_000).toISOString(),
+      createdAt: new Date(now).toISOString(), expiresAt: new Date(now + 2_592_000_000).toISOString(), amr: ['email'], enrolmentOnly: false,
     });
     const cookie = res.cookies.find((c) => c.name === '__session');
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/', secure: true });

@@ -51,11 +51,11 @@ describe('POST /_svc/auth/sign-in', () => {
       expect(Object.keys(body).sort()).toEqual(['session', 'user']);
       expect(body.user).toMatchObject({ id: user.id, email: 'ada@example.com', status: 'active', registrationState: 'complete' });
       expect(body.user).not.toHaveProperty('privateMetadata');
-      expect(Object.keys(body.session).sort()).toEqual(['actor', 'createdAt', 'expiresAt', 'id', 'userId']);
+      expect(Object.keys(body.session).sort()).toEqual(['actor', 'amr', 'createdAt', 'enrolmentOnly', 'expiresAt', 'id', 'userId']);
       const now = t.clock.now().getTime();
       expect(body.session).toEqual({
         id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-/), userId: user.id, actor: null,
-        createdAt: new Date(now).toISOString(), expiresAt: new Date(now + 2_592_000_000).toISOString(),
+        createdAt: new Date(now).toISOString(), expiresAt: new Date(now + 2_592_000_000).toISOString(), amr: ['pwd'], enrolmentOnly: false,
       });
       expect(cookie.expires?.getTime()).toBe(Math.floor((now + 2_592_000_000) / 1000) * 1000);
       expect(res.body).not.toContain(cookie.value);

@@ -39,7 +39,7 @@ describe('data exports: POST /_svc/me/data-requests {type: "export"} and the dow
     expect(res.headers['cache-control']).toBe('no-store');
     const archive = res.json();
     expect(archive).toMatchObject({ format: 'gatehouse.data-export.v1', requestId: created.id, userId: user.id, environmentId: env.id, generatedAt: t.clock.now().toISOString() });
-    expect(Object.keys(archive.sections).sort()).toEqual(['auditEvents', 'dataRequests', 'emailAddresses', 'identities', 'invitations', 'memberships', 'organizationInvitations', 'sessions', 'user']);
+    expect(Object.keys(archive.sections).sort()).toEqual(['auditEvents', 'dataRequests', 'emailAddresses', 'identities', 'invitations', 'memberships', 'organizationInvitations', 'passkeys', 'secondFactors', 'sessions', 'user']);
     const { sections } = archive;
     expect(sections.user).toMatchObject({ id: user.id, email: user.email, firstName: 'Ada', lastName: 'Lovelace', name: 'Ada Lovelace', publicMetadata: { plan: 'pro' }, status: 'active' });
     expect(sections.user).not.toHaveProperty('privateMetadata');

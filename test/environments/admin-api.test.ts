@@ -29,6 +29,8 @@ const DEFAULT_SETTINGS = {
   enumerationProtection: false,
   oauthLinkVerifiedEmails: true,
   selfDeletionEnabled: true,
+  mfa: { policy: 'optional' },
+  passkeys: { enabled: true, rpId: null },
   session: { idleTimeoutSeconds: 604800, maxLifetimeSeconds: 2592000, jwtLifetimeSeconds: 60 },
   lockout: { maxFailedAttempts: 10, coolDownSeconds: 3600, ipMaxFailures: 100, ipWindowSeconds: 900 },
 };

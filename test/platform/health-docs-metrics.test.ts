@@ -178,6 +178,9 @@ describe('GET /openapi.json', () => {
     'POST /_svc/me/data-requests/{requestId}/cancel',
     'POST /api/server/v1/data-requests/{requestId}/cancel',
     'POST /_svc/me/email-addresses/{id}/make-primary',
+    'POST /_svc/me/mfa/totp',
+    'POST /_svc/me/mfa/backup-codes',
+    'POST /_svc/me/passkeys/options',
   ]);
   /** Browser navigations: each answers a redirect (these statuses), never a JSON body. */
   const REDIRECTS = new Map([

@@ -109,6 +109,7 @@ describe('the client-plane client', () => {
     const user = await t.given.user(env, { email: 'native@example.com' });
     const app = createClientPlane({ frontendUrl: `http://localhost:${port}`, native: true });
     const signedIn = await app.signIn({ email: 'native@example.com', password: PASSWORD });
+    if ('mfaRequired' in signedIn) throw new Error('no second factor was enrolled');
     expect(signedIn.user.id).toBe(user.id);
     expect(app.sessionToken()).toMatch(/^sess_/);
     expect((await app.getMe()).email).toBe('native@example.com');

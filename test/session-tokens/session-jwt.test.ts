@@ -48,7 +48,7 @@ describe('session JWTs', () => {
     const now = Math.floor(t.clock.now().getTime() / 1000);
     expect(claims).toEqual({
       iss: issuerOf(env), sub: user.id, sid: session.id, iat: now, nbf: now, exp: now + 60, jti: expect.any(String), azp: APP_ORIGIN,
-      public_metadata: { plan: 'pro' },
+      public_metadata: { plan: 'pro' }, amr: ['pwd'],
     });
     expect(expiresAt).toBe(new Date((now + 60) * 1000).toISOString());
     expect(token).not.toContain('cus_secret');

@@ -20,10 +20,24 @@ function answerSession(reply: FastifyReply, signedIn: SignedIn, mode: AnswerMode
   return reply.code(status).send(body);
 }
 
+/**
+ * The second step a user with a factor must take: the challenge in the body, or for a browser link (OAuth)
+ * a 303 to the URL with `mfa_challenge` added, where the app asks for the code. No session, no cookie.
+ */
+function answerChallenge(reply: FastifyReply, challengeToken: string, factors: string[], mode: AnswerMode) {
+  if ('redirectTo' in mode) {
+    const url = new URL(mode.redirectTo);
+    url.searchParams.set('mfa_challenge', challengeToken);
+    return reply.redirect(url.href, 303);
+  }
+  return reply.code(200).send({ mfaRequired: true, challengeToken, factors });
+}
+
 /** The one answer of every route that ends in a sign-in, whatever the sign-in ended in. `status` is a started session's (201 for a sign-up). */
 export function answerSignIn(reply: FastifyReply, result: SignInResult, mode: AnswerMode, status = 200) {
   switch (result.status) {
     case 'complete': return answerSession(reply, result, mode, status);
     case 'pending_verification': return reply.code(201).send({ user: result.user, verification: { status: 'pending' } });
+    case 'mfa_required': return answerChallenge(reply, result.challengeToken, result.factors, mode);
   }
 }

@@ -14,11 +14,13 @@ import type { ResetPasswordBody, VerifyEmailBody } from '../schemas.js';
 import { createCodesStore, type CodePurpose } from '../store.js';
 import { throttle } from './common.js';
 import { complete, type AuthEnvironment, type IssueSession } from './issue-session.js';
+import type { SecondFactorStep } from './second-factor.js';
 import { clientNetwork } from '../../platform/client-network.js';
 import type { Background } from '../../platform/background.js';
 
 export interface EmailedCodesDeps {
   db: Db; clock: Clock; mailer: Mailer; limiter: RateLimiter; issueSession: IssueSession; background: Background;
+  secondStep: Pick<SecondFactorStep, 'challengeOrSession'>;
   users: Pick<UsersService, 'findCredentials' | 'completeRegistration'>;
 }
 
@@ -48,7 +50,7 @@ const codeHash = (userId: string, code: string, secondary?: string) => sha256(se
 const secondaryAddress = (user: User, email: string) => (email === user.email ? undefined : email);
 
 /** Client-plane flows that mail a 6-digit code: email verification and password reset. */
-export function createEmailedCodesService({ db, clock, mailer, limiter, issueSession, background, users }: EmailedCodesDeps) {
+export function createEmailedCodesService({ db, clock, mailer, limiter, issueSession, background, users, secondStep }: EmailedCodesDeps) {
   const codes = createCodesStore(db);
 
   /**
@@ -106,13 +108,14 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, issueSes
       const user = await applyPasswordReset(trx, env.id, userId, passwordHash, secondary === undefined, now);
       if (!user) return undefined;
       const revokedSessions = await revokeAllSessions(trx, env.id, userId, now);
-      const signedIn = await issueSession(trx, env, user, context, 'password_reset');
+      // A user with a second factor shows it before the new session starts: a mailbox alone is no way past it.
+      const result = await secondStep.challengeOrSession(trx, env, user, context, 'password_reset');
       await mailPasswordChanged(trx, env, user);
+      const session = result.status === 'complete' ? [{ type: 'session', id: result.session.id }] : [];
       await recordOwnEvent(trx, env.id, {
-        action: 'user.password_reset', ...userCaller(userId, context),
-        targets: [{ type: 'user', id: userId }, { type: 'session', id: signedIn.session.id }], metadata: { revokedSessions },
+        action: 'user.password_reset', ...userCaller(userId, context), targets: [{ type: 'user', id: userId }, ...session], metadata: { revokedSessions },
       }, now);
-      return signedIn;
+      return result;
     });
   }
 
@@ -173,7 +176,7 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, issueSes
       if (!found || found.user.status !== 'active') throw invalidCode();
       const reset = await withinCodeBudget(env, found.user.id, () => applyReset(env, found.user.id, body.code, passwordHash, context, secondaryAddress(found.user, email)));
       if (!reset) throw invalidCode();
-      return complete(reset);
+      return reset;
     },
   };
 }

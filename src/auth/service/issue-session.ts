@@ -6,7 +6,7 @@ import type { Db } from '../../platform/db/database.js';
 import type { UserLock } from '../../platform/db/tables.js';
 import type { JsonObject } from '../../platform/json.js';
 import type { StartedSession } from '../../sessions/schemas.js';
-import { sessionAfter, type SessionLifetimes, type SessionStartContext } from '../../sessions/service.js';
+import { sessionAfter, type SessionLifetimes, type SessionProof, type SessionStartContext } from '../../sessions/service.js';
 import { toClientUser } from '../../users/accounts.js';
 import { lockForSignIn } from '../../users/service.js';
 import type { ClientUser } from '../../users/schemas.js';
@@ -18,7 +18,7 @@ export type AuthEnvironment = EnvironmentContext;
 
 /** How a user proved who they are, as `user.signed_in` records it. */
 export type SignInMethod =
-  | 'password' | 'sign_up' | 'email_code' | 'password_reset' | 'invitation' | 'organization_invitation' | 'impersonation' | 'oauth';
+  | 'password' | 'sign_up' | 'email_code' | 'password_reset' | 'invitation' | 'organization_invitation' | 'impersonation' | 'oauth' | 'passkey';
 
 /** A flow that signed the user in: the client form of the user, the session and its token (cookie or body). */
 export interface SignedIn { user: ClientUser; session: StartedSession; token: string }
@@ -30,7 +30,8 @@ export interface SignedIn { user: ClientUser; session: StartedSession; token: st
  */
 export type SignInResult =
   | ({ status: 'complete' } & SignedIn)
-  | { status: 'pending_verification'; user: ClientUser };
+  | { status: 'pending_verification'; user: ClientUser }
+  | { status: 'mfa_required'; challengeToken: string; factors: string[] };
 
 export const complete = (signedIn: SignedIn): SignInResult => ({ status: 'complete', ...signedIn });
 
@@ -38,7 +39,39 @@ export const complete = (signedIn: SignedIn): SignInResult => ({ status: 'comple
  * The ways in that prove who the user is, so the session starts recently authenticated (contract §3d);
  * an emailed code alone (verification, invitation, reset) or an impersonation does not.
  */
-const PROVES_IDENTITY: ReadonlySet<SignInMethod> = new Set(['password', 'sign_up', 'oauth']);
+const PROVES_IDENTITY: ReadonlySet<SignInMethod> = new Set(['password', 'sign_up', 'oauth', 'passkey']);
+
+/**
+ * The ways in that satisfy mfa.policy "required" by themselves: a passkey is a key and its unlock (user
+ * verification is required), phishing-resistant, so it is never held to enrolment.
+ */
+const MULTI_FACTOR: ReadonlySet<SignInMethod> = new Set(['passkey']);
+
+/**
+ * The session's `amr` (RFC 8176) for each way in. An emailed code is `email`, as Okta names it (RFC 8176
+ * has no value for it); an impersonation proves nothing of the user, and its JWT's `act` says who acts.
+ */
+const FIRST_STEP_AMR: Record<SignInMethod, string[]> = {
+  password: ['pwd'], sign_up: ['pwd'], oauth: ['fed'],
+  email_code: ['email'], password_reset: ['email'], invitation: ['email'], organization_invitation: ['email'], impersonation: [],
+  // What a passkey proves depends on the key (hwk or swk): the sign-in passes its own (IssueOptions.amr).
+  passkey: ['hwk', 'user', 'mfa'],
+};
+
+/**
+ * How the session's user proved who they are: recent after a password, OAuth or second factor; `otp` and
+ * `mfa` after a second factor; held to enrolment where the environment requires a factor and none was shown
+ * (a support session is never held).
+ */
+function proofOf(env: AuthEnvironment, method: SignInMethod, options: IssueOptions, now: Date): SessionProof {
+  const secondFactor = options.secondFactor ?? false;
+  const firstStep = options.amr ?? FIRST_STEP_AMR[method];
+  return {
+    authenticatedAt: secondFactor || PROVES_IDENTITY.has(method) ? now : null,
+    amr: secondFactor ? [...firstStep, 'otp', 'mfa'] : firstStep,
+    enrolmentOnly: env.settings.mfa.policy === 'required' && !secondFactor && method !== 'impersonation' && !MULTI_FACTOR.has(method),
+  };
+}
 
 export interface IssueOptions {
   /**
@@ -48,6 +81,10 @@ export interface IssueOptions {
   lockUser?: { name: string; add: (chain: CteChain) => Cte<UserLock> };
   /** The session's id, for a caller that names the session before it starts (an impersonation redeemed). */
   sessionId?: string;
+  /** The user passed a second factor after the first step (the challenge step). */
+  secondFactor?: boolean;
+  /** The session's amr when the way in decides it per sign-in (a passkey: hwk or swk), instead of the method's. */
+  amr?: string[];
 }
 
 /** The trail's record of a sign-in: who, the session it started, and how they proved who they are. */
@@ -80,8 +117,7 @@ export function sessionIssuer(clock: Clock) {
   ): Promise<SignedIn> {
     const now = clock.now();
     const lock = options.lockUser ?? plainLock(env.id, user.id);
-    const authenticatedAt = PROVES_IDENTITY.has(method) ? now : null;
-    const session = sessionAfter(user.id, lifetimesFor(env, context), context, now, authenticatedAt, options.sessionId);
+    const session = sessionAfter(user.id, lifetimesFor(env, context), context, now, proofOf(env, method, options, now), options.sessionId);
     const row = await insertSignedInSession(trx, lock.name, {
       lockUser: lock.add,
       session: session.statement,

@@ -16,6 +16,7 @@ import type { User } from '../../users/schemas.js';
 import { emailNotVerified, invalidCredentials, userBanned } from '../errors.js';
 import type { SignInBody, SignUpBody } from '../schemas.js';
 import type { EmailedCodesService } from './codes.js';
+import { secondStepApplies, type SecondFactorStep } from './second-factor.js';
 import { recordFailedSignIn, throttle } from './common.js';
 import { complete, type AuthEnvironment, type IssueSession, type SignInResult } from './issue-session.js';
 import { clientNetwork } from '../../platform/client-network.js';
@@ -24,6 +25,7 @@ export interface PasswordAuthDeps {
   db: Db; clock: Clock; limiter: RateLimiter; mailer: Mailer; metrics: Pick<Metrics, 'signIns' | 'lockouts'>; issueSession: IssueSession; background: Background;
   users: Pick<UsersService, 'register' | 'reserveSignInAttempt' | 'finishSignInAttempt'>;
   codes: Pick<EmailedCodesService, 'mailVerificationCode'>;
+  secondStep: Pick<SecondFactorStep, 'challenge'>;
 }
 
 // Every sign-up mails a code to the address given: one client must not turn us into a mail cannon.
@@ -35,7 +37,7 @@ const ACCOUNT_NOTICES_PER_EMAIL = { max: 5, windowSeconds: 3600 };
 const isEmailTaken = (err: unknown) => err instanceof ProblemError && err.code === 'email_taken';
 
 /** Client-plane sign-up and sign-in with email and password. */
-export function createPasswordAuthService({ db, clock, limiter, mailer, metrics, issueSession, background, users, codes }: PasswordAuthDeps) {
+export function createPasswordAuthService({ db, clock, limiter, mailer, metrics, issueSession, background, users, codes, secondStep }: PasswordAuthDeps) {
   /**
    * Under enumeration protection, a sign-up for an email that has an account answers as a new pending
    * sign-up would (the password was checked and hashed all the same) and tells the owner by mail.
@@ -98,7 +100,10 @@ export function createPasswordAuthService({ db, clock, limiter, mailer, metrics,
     if (!candidate) throw invalidCredentials();
     const { user } = candidate;
     if (passwordOk && user.status === 'active' && user.registrationState === 'complete') {
-      return complete(await finishPasswordSignIn(env, user, context, releaseStatement(env.id, ipBucket, ipAttempt)));
+      if (!secondStepApplies(env, candidate.hasSecondFactor)) return complete(await finishPasswordSignIn(env, user, context, releaseStatement(env.id, ipBucket, ipAttempt)));
+      // The password was right, so the client's attempt goes back; the account's stays reserved until a
+      // right code clears it, or a stolen password would buy fresh code guesses at every sign-in.
+      return secondStep.challenge(db, env, user.id, 'password', {}, releaseStatement(env.id, ipBucket, ipAttempt));
     }
     const reason = !passwordOk ? 'invalid_password' : user.status === 'banned' ? 'user_banned'
       : user.registrationState === 'pending_email_verification' ? 'email_not_verified' : undefined;

@@ -34,6 +34,7 @@ export interface SessionRow {
   ip_address: string | null; user_agent: string | null;
   created_at: Date; last_active_at: Date; idle_timeout_seconds: number; expires_at: Date; revoked_at: Date | null;
   authenticated_at: Date | null;
+  amr: Generated<string[]>; enrolment_only: Generated<boolean>;
 }
 
 export interface VerificationCodeRow {
@@ -128,6 +129,20 @@ export interface UserIdentityRow {
   email_verified: boolean; created_at: Date; last_sign_in_at: Date;
 }
 
+export interface MfaFactorRow {
+  environment_id: string; id: string; user_id: string; type: 'totp'; name: string; secret_sealed: Buffer;
+  created_at: Date; confirmed_at: Date | null; last_used_at: Date | null; last_used_step: number | null;
+}
+
+export interface MfaBackupCodeRow {
+  environment_id: string; user_id: string; code_hash: Buffer; created_at: Date; used_at: Date | null;
+}
+
+export interface MfaChallengeRow {
+  environment_id: string; token_hash: Buffer; user_id: string; method: string; details: Json;
+  attempts: Generated<number>; created_at: Date; expires_at: Date; used_at: Date | null;
+}
+
 export type JobStatus = 'queued' | 'done' | 'failed';
 
 export interface JobRow {
@@ -144,6 +159,17 @@ export interface DataRequestRow {
   requested_by: Json; created_at: Date; updated_at: Date; completes_at: Date | null; ready_at: Date | null;
   expires_at: Date | null; completed_at: Date | null; cancelled_at: Date | null; cancel_reason: string | null;
   archive: Json | null; job_id: string;
+}
+
+export interface PasskeyRow {
+  environment_id: string; id: string; user_id: string; credential_id: string; public_key: Buffer;
+  counter: Generated<number>; transports: Generated<string[]>; device_type: 'singleDevice' | 'multiDevice'; backed_up: boolean;
+  aaguid: string; rp_id: string; name: string; created_at: Date; last_used_at: Date | null;
+}
+
+export interface PasskeyChallengeRow {
+  environment_id: string; challenge_hash: Buffer; purpose: 'registration' | 'authentication'; user_id: string | null;
+  restricted: Generated<boolean>; created_at: Date; expires_at: Date; used_at: Date | null;
 }
 
 export interface Tables {
@@ -169,8 +195,13 @@ export interface Tables {
   oauth_providers: OAuthProviderRow;
   oauth_states: OAuthStateRow;
   user_identities: UserIdentityRow;
+  mfa_factors: MfaFactorRow;
+  mfa_backup_codes: MfaBackupCodeRow;
+  mfa_challenges: MfaChallengeRow;
   jobs: JobRow;
   data_requests: DataRequestRow;
+  passkeys: PasskeyRow;
+  passkey_challenges: PasskeyChallengeRow;
 }
 
 /** The database, typed by its tables: the connection pool, or a transaction over it. */

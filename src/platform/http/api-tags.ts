@@ -12,6 +12,8 @@ export const API_TAGS = [
   { name: 'Client: authentication', description: 'Client plane: sign-up, email verification, sign-in, password reset, sign-out.' },
   { name: 'Client: external sign-in', description: 'Client plane: sign in with Google, GitHub, Microsoft or any OpenID Connect provider; identities.' },
   { name: 'Client: current user', description: 'Client plane: the signed-in user.' },
+  { name: 'Client: second factors', description: "Client plane: the signed-in user's authenticator app and backup codes." },
+  { name: 'Client: passkeys', description: "Client plane: the signed-in user's passkeys (WebAuthn)." },
   { name: 'Client: sessions', description: "Client plane: the signed-in user's sessions and session JWTs." },
   { name: 'Client: session tokens', description: 'Client plane: the JWKS and OpenID discovery a verifier reads.' },
   { name: 'Client: data requests', description: "Client plane: the signed-in user's data exports and erasure requests." },

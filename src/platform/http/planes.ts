@@ -23,6 +23,8 @@ export interface SessionContext {
   impersonatorId: string | null;
   /** Whether the user proved who they are (password, second factor) in this session within the last 10 minutes. */
   recentlyAuthenticated: boolean;
+  /** The environment requires a second factor and the user has none yet: the session may only enrol one. */
+  enrolmentOnly: boolean;
 }
 
 declare module 'fastify' {
@@ -31,6 +33,8 @@ declare module 'fastify' {
     notUnderImpersonation?: true;
     /** Only a recently authenticated session may call this route (403 reauthentication_required): see RECENTLY_AUTHENTICATED. */
     recentAuthentication?: true;
+    /** A session held to enrolling a second factor may call this route: see OPEN_DURING_ENROLMENT. */
+    openDuringEnrolment?: true;
   }
   interface FastifyRequest {
     /** Set by every plane's auth hook; routes read it and never authenticate themselves. */
@@ -57,6 +61,12 @@ export const NOT_UNDER_IMPERSONATION = { notUnderImpersonation: true } as const;
  * session started by a password, OAuth or second factor counts for 10 minutes; POST /_svc/me/reauthenticate renews it.
  */
 export const RECENTLY_AUTHENTICATED = { recentAuthentication: true } as const;
+
+/**
+ * The route option of what a session held to enrolment may do (policy mfa "required", no factor yet):
+ * read who it is, enrol a second factor or a passkey, sign out. Everything else is 403 mfa_enrolment_required.
+ */
+export const OPEN_DURING_ENROLMENT = { openDuringEnrolment: true } as const;
 
 /**
  * Declares the per-request fields once at the root so every request has the same shape, and runs each
@@ -246,6 +256,10 @@ export function clientPlane(deps: ClientPlaneDeps): FastifyPluginAsync {
         }
         if (session.impersonatorId && request.routeOptions.config.notUnderImpersonation) {
           throw new ProblemError(403, 'impersonation_restricted', 'An impersonated session cannot do this: it is the user\'s own to do (ending sessions, deleting an organization, changing credentials).');
+        }
+        if (session.enrolmentOnly && !request.routeOptions.config.openDuringEnrolment) {
+          throw new ProblemError(403, 'mfa_enrolment_required',
+            'This environment requires a second factor: enrol one (POST /_svc/me/mfa/totp, then confirm it) before anything else.');
         }
         if (!session.recentlyAuthenticated && request.routeOptions.config.recentAuthentication) {
           throw reauthenticationRequired();

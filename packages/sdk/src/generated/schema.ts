@@ -662,6 +662,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/server/v1/users/{userId}/mfa": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A user's second factors */
+        get: operations["getUserFactors"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove all of a user's second factors (lost device)
+         * @description Every factor and backup code is removed and every session of the user revoked, in one transaction (user.mfa_reset). The user signs in with the password alone next time (or enrols again where mfa.policy is required).
+         */
+        delete: operations["resetUserFactors"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/server/v1/data-requests": {
         parameters: {
             query?: never;
@@ -733,6 +754,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/server/v1/users/{userId}/passkeys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A user's passkeys */
+        get: operations["getUserPasskeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_svc/auth/sign-up": {
         parameters: {
             query?: never;
@@ -793,7 +831,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sign in with email and password */
+        /**
+         * Sign in with email and password
+         * @description A session; or, for a user with a second factor, `{mfaRequired: true, challengeToken, factors}` and no session until POST /_svc/auth/mfa/verify answers the challenge with a code. A wrong password answers the same whether or not the account has a factor.
+         */
         post: operations["signIn"];
         delete?: never;
         options?: never;
@@ -832,7 +873,7 @@ export interface paths {
         put?: never;
         /**
          * Set a new password with the mailed code and start a session
-         * @description The password policy is checked first (400 weak_password; the code is not used up and no try is counted). A wrong, expired, used, superseded or burnt code, an unknown email and a banned account all answer 400 invalid_code; the fifth wrong try burns the code. Success, in one transaction: the code is used up, the password set, the sign-in lockout cleared, a pending registration completed, every session of the user revoked and a new one started. A "password changed" mail follows. 100 attempts per client IP per hour (429).
+         * @description The password policy is checked first (400 weak_password; the code is not used up and no try is counted). A wrong, expired, used, superseded or burnt code, an unknown email and a banned account all answer 400 invalid_code; the fifth wrong try burns the code. Success, in one transaction: the code is used up, the password set, the sign-in lockout cleared, a pending registration completed, every session of the user revoked and a new one started (for a user with a second factor, the sign-in's challenge instead: the mailbox alone is no way past the factor). A "password changed" mail follows. 100 attempts per client IP per hour (429).
          */
         post: operations["resetPassword"];
         delete?: never;
@@ -956,6 +997,66 @@ export interface paths {
         get: operations["finishOAuthSignIn"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/auth/mfa/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Answer the sign-in challenge with a second-factor code
+         * @description The second step of a sign-in: the `challengeToken` a sign-in (or password reset, or the OAuth redirect's `mfa_challenge`) answered and a code: a 6-digit TOTP code (accepted once per 30-second step; one step of clock skew either way) or an unused backup code. Success: a session whose amr adds otp and mfa. A wrong, replayed or used code: 400 invalid_code, counted against the account's lockout (the attempt that fills it locks the account; a locked account answers the same); a challenge is good for 5 minutes and 5 wrong codes: then, or once used, 400 invalid_challenge.
+         */
+        post: operations["verifySecondFactor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/auth/passkey/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a passkey sign-in
+         * @description Options for navigator.credentials.get() on a page of the frontend host, with a challenge good once for 5 minutes. Always discoverable (no allowCredentials): the browser offers the passkeys it holds for this RP ID, and the answer is the same for any email, known or not. An `email` binds the challenge to that account: a passkey of another account is refused. 403 passkeys_disabled when the setting passkeys.enabled is false.
+         */
+        post: operations["passkeySignInOptions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/auth/passkey": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in with a passkey
+         * @description The response of navigator.credentials.get() (PublicKeyCredential.toJSON()). Success: a session, complete without a second factor and recently authenticated, whose amr is swk (a synced passkey) or hwk (one bound to its authenticator) with user and mfa. 400 invalid_passkey_challenge for an unknown, expired, used or another environment's challenge (spent by its first use, whatever the outcome); 400 invalid_passkey when the credential is unknown here or a check fails (origin, RP ID, signature, user verification, a counter that did not move forward); 403 user_banned.
+         */
+        post: operations["signInWithPasskey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1164,13 +1265,175 @@ export interface paths {
         put?: never;
         /**
          * Confirm the password for a sensitive change
-         * @description Confirms the password: the session counts as recently authenticated for 10 minutes, which sensitive changes ask for (403 reauthentication_required). 400 invalid_password; 409 password_not_set for an account without a password (sign in again through its provider instead); wrong passwords count as for a password change (429). An impersonated session gets 403 impersonation_restricted.
+         * @description Confirms the password, or a code of the second factor (TOTP or backup code; 400 invalid_code): the session counts as recently authenticated for 10 minutes, which sensitive changes ask for (403 reauthentication_required). 400 invalid_password; 409 password_not_set for an account without a password (sign in again through its provider instead); wrong passwords count as for a password change (429). An impersonated session gets 403 impersonation_restricted.
          */
         post: operations["reauthenticate"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/_svc/me/mfa": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The signed-in user's second factors */
+        get: operations["getMyFactors"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/me/mfa/totp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start enrolling an authenticator app
+         * @description A new authenticator-app (TOTP) factor, pending until a first code confirms it: the secret as text, an otpauth:// URI and a QR code (SVG) of it, shown this once (the secret is sealed at rest). A new enrolment replaces a pending one. 409 totp_already_enrolled with a confirmed one; 403 mfa_disabled when the setting mfa.policy is off. Open to a session held to enrolment; not to an impersonated one.
+         */
+        post: operations["enrolTotp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/me/mfa/totp/{factorId}/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm an authenticator app with its first code
+         * @description The first code confirms the factor and answers 10 single-use backup codes, shown once. The session counts as a second-factor check (recent, amr with otp and mfa) and every session of the user is freed from enrolment. A wrong or replayed code: 400 invalid_code.
+         */
+        post: operations["confirmTotp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/me/mfa/backup-codes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace the backup codes
+         * @description Ten new single-use codes; the old ones stop working. 409 no_second_factor without a factor. Needs a recent authentication (403 reauthentication_required); not from an impersonated session.
+         */
+        post: operations["regenerateBackupCodes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/me/mfa/{factorId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a second factor
+         * @description The backup codes go with the last factor; under mfa.policy "required" the last one stays (409 mfa_required_by_policy). Needs a recent authentication (403 reauthentication_required); not from an impersonated session.
+         */
+        delete: operations["removeMyFactor"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/me/passkeys/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start registering a passkey
+         * @description Options for navigator.credentials.create() on a page of the frontend host (the RP ID is its host name): a discoverable credential with user verification, attestation none, the user's own passkeys excluded, and a challenge good once for 5 minutes. 403 passkeys_disabled when the setting passkeys.enabled is false. Open to a session held to enrolment. Needs a recent authentication (403 reauthentication_required); not from an impersonated session (403 impersonation_restricted).
+         */
+        post: operations["passkeyRegistrationOptions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/me/passkeys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The signed-in user's passkeys */
+        get: operations["listMyPasskeys"];
+        put?: never;
+        /**
+         * Register a passkey
+         * @description The response of navigator.credentials.create() (PublicKeyCredential.toJSON()), checked against a live challenge of this user: origin (the frontend host, http or https), RP ID, user presence and verification, and the signature. 400 invalid_passkey_challenge for an unknown, expired, used or another environment's challenge (each is spent by its first use), 400 invalid_passkey when a check fails, 409 passkey_already_registered. Under mfa.policy "required" the passkey counts as enrolment: the user's sessions are no longer held to it. Needs a recent authentication (403 reauthentication_required); not from an impersonated session (403 impersonation_restricted).
+         */
+        post: operations["registerPasskey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/me/passkeys/{passkeyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a passkey
+         * @description Under mfa.policy "required" the last passkey of a user without an authenticator app stays (409 mfa_required_by_policy). The authenticator keeps its copy: remove it there too. Needs a recent authentication (403 reauthentication_required); not from an impersonated session (403 impersonation_restricted).
+         */
+        delete: operations["removeMyPasskey"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename a passkey
+         * @description Not from an impersonated session.
+         */
+        patch: operations["renameMyPasskey"];
         trace?: never;
     };
     "/_svc/sessions": {
@@ -1797,6 +2060,34 @@ export interface components {
             /** @description More events are there right now; ask again at once. */
             hasMore: boolean;
         };
+        /** AuthenticationResponseJSON */
+        AuthenticationResponseJSON: {
+            /** @description base64url, unpadded. */
+            id: string;
+            /** @description base64url, unpadded. */
+            rawId: string;
+            /** @enum {string} */
+            type: "public-key";
+            authenticatorAttachment?: "platform" | "cross-platform";
+            clientExtensionResults: {
+                [key: string]: unknown;
+            };
+            response: {
+                /** @description base64url, unpadded. */
+                clientDataJSON: string;
+                /** @description base64url, unpadded. */
+                authenticatorData: string;
+                /** @description base64url, unpadded. */
+                signature: string;
+                /** @description base64url, unpadded. */
+                userHandle?: string;
+            };
+        };
+        /** BackupCodes */
+        BackupCodes: {
+            /** @description Single use each; shown this once, stored hashed. */
+            backupCodes: string[];
+        };
         /**
          * ClientMember
          * @description A member as another member sees them.
@@ -2040,6 +2331,13 @@ export interface components {
             enumerationProtection: boolean;
             oauthLinkVerifiedEmails: boolean;
             selfDeletionEnabled: boolean;
+            mfa: {
+                policy: "off" | "optional" | "required";
+            };
+            passkeys: {
+                enabled: boolean;
+                rpId: string | null;
+            };
             session: {
                 idleTimeoutSeconds: number;
                 maxLifetimeSeconds: number;
@@ -2058,6 +2356,20 @@ export interface components {
          */
         EscapeHatchOrigins: {
             origins: string[];
+        };
+        /**
+         * Factor
+         * @description A confirmed second factor (its secret never leaves the server).
+         */
+        Factor: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            type: "totp";
+            name: string;
+            /** Format: date-time */
+            createdAt: string;
+            lastUsedAt: string | null;
         };
         /**
          * Identity
@@ -2210,6 +2522,24 @@ export interface components {
                 use: "sig";
             }[];
         };
+        /** MfaOverview */
+        MfaOverview: {
+            factors: components["schemas"]["Factor"][];
+            /** @description Unused backup codes; 0 when no factor is enrolled. */
+            backupCodesRemaining: number;
+        };
+        /**
+         * MfaRequired
+         * @description The password (or provider) was right and the user has a second factor: no session yet.
+         */
+        MfaRequired: {
+            /** @enum {boolean} */
+            mfaRequired: true;
+            /** @description Single use, 5 minutes: send it with a code to POST /_svc/auth/mfa/verify. */
+            challengeToken: string;
+            /** @description The kinds of code the user can give. */
+            factors: ("totp" | "backup_code")[];
+        };
         /**
          * OAuthProvider
          * @description An external sign-in provider of the environment (never its client secret).
@@ -2308,6 +2638,26 @@ export interface components {
             joinedAt: string;
         };
         /**
+         * Passkey
+         * @description A discoverable WebAuthn credential of the user (only its public key is kept).
+         */
+        Passkey: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** Format: date-time */
+            createdAt: string;
+            lastUsedAt: string | null;
+            /** @description multiDevice: backup eligible, synced between devices (a password manager, iCloud Keychain); singleDevice: bound to one authenticator. */
+            deviceType: "singleDevice" | "multiDevice";
+            /** @description The authenticator reported the key backed up at its last use. */
+            backedUp: boolean;
+        };
+        /** PasskeyList */
+        PasskeyList: {
+            items: components["schemas"]["Passkey"][];
+        };
+        /**
          * PendingVerification
          * @description The account waits for the emailed code; no session yet.
          */
@@ -2386,6 +2736,90 @@ export interface components {
             locales: string[];
         };
         /**
+         * PublicKeyCredentialCreationOptionsJSON
+         * @description For navigator.credentials.create() (after PublicKeyCredential.parseCreationOptionsFromJSON, or @simplewebauthn/browser startRegistration).
+         */
+        PublicKeyCredentialCreationOptionsJSON: {
+            /** @description base64url, unpadded. */
+            challenge: string;
+            rp: {
+                name: string;
+                id: string;
+            };
+            user: {
+                /** @description base64url, unpadded. */
+                id: string;
+                name: string;
+                displayName: string;
+            };
+            pubKeyCredParams: {
+                alg: number;
+                /** @enum {string} */
+                type: "public-key";
+            }[];
+            timeout: number;
+            attestation: string;
+            excludeCredentials: {
+                /** @description base64url, unpadded. */
+                id: string;
+                /** @enum {string} */
+                type: "public-key";
+                transports?: string[];
+            }[];
+            authenticatorSelection: {
+                residentKey: string;
+                requireResidentKey: boolean;
+                userVerification: "required" | "preferred" | "discouraged";
+            };
+            extensions: {
+                credProps?: boolean;
+            };
+            hints: string[];
+        };
+        /**
+         * PublicKeyCredentialRequestOptionsJSON
+         * @description For navigator.credentials.get() (after PublicKeyCredential.parseRequestOptionsFromJSON, or @simplewebauthn/browser startAuthentication).
+         */
+        PublicKeyCredentialRequestOptionsJSON: {
+            /** @description base64url, unpadded. */
+            challenge: string;
+            rpId: string;
+            timeout: number;
+            userVerification: "required" | "preferred" | "discouraged";
+            allowCredentials?: {
+                /** @description base64url, unpadded. */
+                id: string;
+                /** @enum {string} */
+                type: "public-key";
+                transports?: string[];
+            }[];
+        };
+        /** RegistrationResponseJSON */
+        RegistrationResponseJSON: {
+            /** @description base64url, unpadded. */
+            id: string;
+            /** @description base64url, unpadded. */
+            rawId: string;
+            /** @enum {string} */
+            type: "public-key";
+            authenticatorAttachment?: "platform" | "cross-platform";
+            clientExtensionResults: {
+                [key: string]: unknown;
+            };
+            response: {
+                /** @description base64url, unpadded. */
+                clientDataJSON: string;
+                /** @description base64url, unpadded. */
+                attestationObject: string;
+                /** @description base64url, unpadded. */
+                authenticatorData?: string;
+                transports?: string[];
+                publicKeyAlgorithm?: number;
+                /** @description base64url, unpadded. */
+                publicKey?: string;
+            };
+        };
+        /**
          * RoleSet
          * @description An organization role set: the roles organizations of the environment use, each with its permissions.
          */
@@ -2423,6 +2857,8 @@ export interface components {
             /** Format: date-time */
             expiresAt: string;
             revokedAt: string | null;
+            /** @description How the user proved who they are (RFC 8176): pwd, otp, mfa, fed, hwk, swk, email (an emailed code). */
+            amr: string[];
         };
         /**
          * SessionActor
@@ -2462,6 +2898,10 @@ export interface components {
                 /** Format: date-time */
                 expiresAt: string;
                 actor: components["schemas"]["SessionActor"] | null;
+                /** @description How the user proved who they are (RFC 8176): pwd, otp, mfa, fed, hwk, swk, email (an emailed code). */
+                amr: string[];
+                /** @description true under the mfa.policy "required" for a user without a second factor: the session may only enrol one (403 mfa_enrolment_required elsewhere). */
+                enrolmentOnly: boolean;
             };
             /** @description Only with _is_native=true; send it back as "Authorization: Bearer <sessionToken>". */
             sessionToken?: string;
@@ -2489,6 +2929,20 @@ export interface components {
                 /** @enum {string} */
                 use: "sig";
             };
+        };
+        /**
+         * TotpEnrolment
+         * @description A pending TOTP factor: confirm it with a first code.
+         */
+        TotpEnrolment: {
+            /** Format: uuid */
+            factorId: string;
+            /** @description Base32, for typing into an authenticator app by hand. */
+            secret: string;
+            /** @description otpauth://totp/... (RFC 6238: SHA-1, 6 digits, 30 s), what the QR code holds. */
+            otpauthUri: string;
+            /** @description An SVG image of the QR code of otpauthUri. */
+            qrCodeSvg: string;
         };
         /**
          * User
@@ -4874,6 +5328,84 @@ export interface operations {
             };
         };
     };
+    getUserFactors: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MfaOverview"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    resetUserFactors: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listDataRequests: {
         parameters: {
             query?: {
@@ -5033,6 +5565,46 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DataRequest"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getUserPasskeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyList"];
                 };
             };
             /** @description Error (RFC 9457) */
@@ -5227,13 +5799,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The signed-in user and the new session (its token in `sessionToken` for a native app; a browser gets the `__session` cookie). */
+            /** @description A session, or (a user with a second factor) the challenge to answer */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SessionResponse"];
+                    "application/json": components["schemas"]["SessionResponse"] | components["schemas"]["MfaRequired"];
                 };
             };
             /** @description Error (RFC 9457) */
@@ -5328,13 +5900,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The signed-in user and the new session (its token in `sessionToken` for a native app; a browser gets the `__session` cookie). */
+            /** @description A session, or (a user with a second factor) the challenge to answer */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SessionResponse"];
+                    "application/json": components["schemas"]["SessionResponse"] | components["schemas"]["MfaRequired"];
                 };
             };
             /** @description Error (RFC 9457) */
@@ -5660,6 +6232,148 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    verifySecondFactor: {
+        parameters: {
+            query?: {
+                /** @description true: return sessionToken in the body instead of setting the __session cookie. */
+                _is_native?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    challengeToken: string;
+                    /** @description A 6-digit TOTP code, or a backup code (case, spaces and the dash do not matter). */
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The signed-in user and the new session (its token in `sessionToken` for a native app; a browser gets the `__session` cookie). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionResponse"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    passkeySignInOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description An email binds the challenge to that account; the options are the same either way. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: email */
+                    email?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description For navigator.credentials.get() (after PublicKeyCredential.parseRequestOptionsFromJSON, or @simplewebauthn/browser startAuthentication). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicKeyCredentialRequestOptionsJSON"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    signInWithPasskey: {
+        parameters: {
+            query?: {
+                /** @description true: return sessionToken in the body instead of setting the __session cookie. */
+                _is_native?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    response: components["schemas"]["AuthenticationResponseJSON"];
+                };
+            };
+        };
+        responses: {
+            /** @description The signed-in user and the new session (its token in `sessionToken` for a native app; a browser gets the `__session` cookie). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionResponse"];
+                };
             };
             /** @description Error (RFC 9457) */
             "4XX": {
@@ -6211,10 +6925,13 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description Exactly one of `password` and `code`. */
         requestBody: {
             content: {
                 "application/json": {
-                    password: string;
+                    password?: string;
+                    /** @description A TOTP code or a backup code of the user's second factor. */
+                    code?: string;
                 };
             };
         };
@@ -6225,6 +6942,410 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getMyFactors: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MfaOverview"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    enrolTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A pending TOTP factor: confirm it with a first code. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TotpEnrolment"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    confirmTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                factorId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The 6-digit code the authenticator app shows. */
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackupCodes"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    regenerateBackupCodes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackupCodes"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    removeMyFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                factorId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    passkeyRegistrationOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description For navigator.credentials.create() (after PublicKeyCredential.parseCreationOptionsFromJSON, or @simplewebauthn/browser startRegistration). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicKeyCredentialCreationOptionsJSON"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listMyPasskeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyList"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    registerPasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    response: components["schemas"]["RegistrationResponseJSON"];
+                    name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A discoverable WebAuthn credential of the user (only its public key is kept). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Passkey"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    removeMyPasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                passkeyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    renameMyPasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                passkeyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A discoverable WebAuthn credential of the user (only its public key is kept). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Passkey"];
+                };
             };
             /** @description Error (RFC 9457) */
             "4XX": {

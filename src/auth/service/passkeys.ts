@@ -1,0 +1,39 @@
+import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
+import type { PasskeyEnvironment, PasskeysService } from '../../passkeys/service.js';
+import { recordPasskeyUse } from '../../passkeys/service.js';
+import type { RequestContext } from '../../platform/caller.js';
+import type { Clock } from '../../platform/clock.js';
+import { inTransaction, type Db } from '../../platform/db/database.js';
+import { toClientUser } from '../../users/accounts.js';
+import type { UsersService } from '../../users/service.js';
+import { userBanned } from '../errors.js';
+import { complete, type IssueSession, type SignInResult } from './issue-session.js';
+
+export interface PasskeySignInDeps {
+  db: Db; clock: Clock; issueSession: IssueSession;
+  passkeys: Pick<PasskeysService, 'authenticationOptions' | 'verifyAssertion'>;
+  users: Pick<UsersService, 'get'>;
+}
+
+/** Sign-in with a passkey: complete by itself (possession and user verification), never followed by a second step. */
+export function createPasskeySignIn({ db, clock, issueSession, passkeys, users }: PasskeySignInDeps) {
+  return {
+    options: (env: PasskeyEnvironment, email: string | undefined) => passkeys.authenticationOptions(env, email),
+
+    /**
+     * A verified assertion starts the session in one transaction with the passkey's new counter, so two
+     * sign-ins racing with one counter value start one session. A banned user is told so (the passkey
+     * proved who asks); a deleted one gets no session (issueSession).
+     */
+    async signIn(env: PasskeyEnvironment, response: AuthenticationResponseJSON, context: RequestContext): Promise<SignInResult> {
+      const verified = await passkeys.verifyAssertion(env, response);
+      const user = await users.get(env.id, verified.userId);
+      if (user.status === 'banned') throw userBanned();
+      return inTransaction(db, async (trx) => {
+        await recordPasskeyUse(trx, env.id, verified, clock.now());
+        return complete(await issueSession(trx, env, toClientUser(user), context, 'passkey', { passkeyId: verified.passkeyId }, { amr: verified.amr }));
+      });
+    },
+  };
+}
+export type PasskeySignIn = ReturnType<typeof createPasskeySignIn>;
