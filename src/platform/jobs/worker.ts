@@ -3,6 +3,7 @@ import type { Clock } from '../clock.js';
 import { inTransaction, type Db } from '../db/database.js';
 import type { Notifications } from '../db/notifications.js';
 import { retryDelayMs } from '../mail/backoff.js';
+import { createWakeLoop } from '../wake-loop.js';
 import { JOB_QUEUED_MESSAGE, type ClaimedJob } from './queue.js';
 import { createJobsStore } from './store.js';
 
@@ -39,9 +40,6 @@ export const JOB_WORKER_DEFAULTS: JobWorkerOptions = {
   baseDelayMs: 10_000, maxDelayMs: 3_600_000, leaseMs: 60_000, pollIntervalMs: 5_000, batchSize: 5,
 };
 
-// Past a look that found nothing while something was due (claimed by another process), look again soon, not at once.
-const MIN_SLEEP_MS = 100;
-
 export interface JobWorkerDeps {
   db: Db; clock: Clock; log: FastifyBaseLogger; notifications?: Notifications;
   /** The handler of each kind of job this process runs. */
@@ -60,10 +58,6 @@ const errorSummary = (err: unknown) => String((err as Error)?.message ?? err).sl
  */
 export function createJobWorker({ db, clock, log, notifications, handlers, options }: JobWorkerDeps) {
   const store = createJobsStore(db);
-  let stopped = true;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<unknown> | undefined;
-  let wokenWhileRunning = false;
 
   /** One attempt: the handler and the completion in one transaction; a failure is recorded after it. */
   async function attempt(job: ClaimedJob) {
@@ -94,10 +88,10 @@ export function createJobWorker({ db, clock, log, notifications, handlers, optio
     }
   }
 
-  /** Runs due jobs until none is left; answers how many were claimed. */
+  /** Runs due jobs until none is left (while the worker runs, or all of them when forced); answers how many were claimed. */
   async function drain(force = false) {
     let claimedCount = 0;
-    while (force || !stopped) {
+    while (force || !loop.stopped()) {
       const now = clock.now();
       const claimed = await store.claimDue(now, new Date(now.getTime() + options.leaseMs), options.batchSize);
       if (claimed.length === 0) return claimedCount;
@@ -107,63 +101,21 @@ export function createJobWorker({ db, clock, log, notifications, handlers, optio
     return claimedCount;
   }
 
-  async function sleepMs() {
-    const next = await store.nextDueAt().catch(() => undefined);
-    const due = next ? next.getTime() - clock.now().getTime() : options.pollIntervalMs;
-    return Math.min(options.pollIntervalMs, Math.max(MIN_SLEEP_MS, due));
-  }
-
-  async function cycle() {
-    for (;;) {
-      wokenWhileRunning = false;
-      await drain().catch((err: unknown) => log.warn({ err: { message: (err as Error).message } }, 'job worker could not read the queue'));
-      if (stopped) return;
-      if (wokenWhileRunning) continue;
-      const ms = await sleepMs();
-      if (stopped) return;
-      if (wokenWhileRunning) continue;
-      timer = setTimeout(wake, ms);
-      timer.unref();
-      return;
-    }
-  }
-
-  function wake() {
-    if (stopped) return;
-    if (running) {
-      wokenWhileRunning = true;
-      return;
-    }
-    clearTimeout(timer);
-    running = cycle().finally(() => { running = undefined; });
-  }
-
-  notifications?.subscribe((payload) => { if (payload === JOB_QUEUED_MESSAGE) wake(); }, wake);
+  const loop = createWakeLoop({
+    clock, log, drain: () => drain(), nextDueAt: store.nextDueAt, pollIntervalMs: options.pollIntervalMs,
+    drainFailure: 'job worker could not read the queue', notifications, queuedMessage: JOB_QUEUED_MESSAGE,
+  });
 
   return {
-    start() {
-      stopped = false;
-      wake();
-    },
+    start: loop.start,
     /** Looks for due jobs now (after this process queued one). */
-    wake,
+    wake: loop.wake,
     /**
      * Runs every job due by the clock now, after the worker's own run in flight, and answers when none is
      * left: what tests call after moving the test clock, instead of waiting for the timer.
      */
-    async runDue(): Promise<number> {
-      while (running) await running;
-      const drained = drain(true);
-      running = drained.finally(() => { running = undefined; });
-      const count = await drained;
-      if (wokenWhileRunning) wake();
-      return count;
-    },
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      while (running) await running;
-    },
+    runDue: (): Promise<number> => loop.runExclusive(() => drain(true)),
+    stop: loop.stop,
   };
 }
 export type JobWorker = ReturnType<typeof createJobWorker>;

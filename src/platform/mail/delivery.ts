@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Notifications } from '../db/notifications.js';
 import type { Metrics } from '../metrics.js';
+import { createWakeLoop } from '../wake-loop.js';
 import { retryDelayMs } from './backoff.js';
 import { MAIL_QUEUED_MESSAGE, type ClaimedMessage, type Mail, type OutboxStore } from './outbox-store.js';
 
@@ -26,9 +27,6 @@ export interface DeliveryOptions {
 export const DELIVERY_DEFAULTS: DeliveryOptions = {
   maxAttempts: 20, baseDelayMs: 10_000, maxDelayMs: 3_600_000, leaseMs: 120_000, pollIntervalMs: 5_000, batchSize: 10,
 };
-
-// Past a claim that found nothing while something was due (claimed by another process), look again soon, not at once.
-const MIN_SLEEP_MS = 100;
 
 export interface DeliveryDeps {
   outbox: OutboxStore;
@@ -59,10 +57,6 @@ const errorSummary = (err: unknown) => {
  * Its timers never keep the process alive; stop() lets the sends in flight finish.
  */
 export function createDeliveryWorker({ outbox, clock, log, metrics, notifications, transmit, options }: DeliveryDeps) {
-  let stopped = true;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let wokenWhileRunning = false;
 
   async function deliver(message: ClaimedMessage) {
     const fields = { environmentId: message.environmentId, messageId: message.id, to: message.to, attempt: message.attempts };
@@ -95,7 +89,7 @@ export function createDeliveryWorker({ outbox, clock, log, metrics, notification
   }
 
   async function drain() {
-    while (!stopped) {
+    while (!loop.stopped()) {
       const now = clock.now();
       const claimed = await outbox.claimDue(now, new Date(now.getTime() + options.leaseMs), options.batchSize);
       if (claimed.length === 0) return;
@@ -103,53 +97,16 @@ export function createDeliveryWorker({ outbox, clock, log, metrics, notification
     }
   }
 
-  /** How long to sleep: until the next message is due, within [MIN_SLEEP_MS, pollIntervalMs]. */
-  async function sleepMs() {
-    const next = await outbox.nextDueAt().catch(() => undefined);
-    const due = next ? next.getTime() - clock.now().getTime() : options.pollIntervalMs;
-    return Math.min(options.pollIntervalMs, Math.max(MIN_SLEEP_MS, due));
-  }
-
-  /** Drains, and drains again while wakes came in meanwhile; then sets the timer for the next look. */
-  async function cycle() {
-    for (;;) {
-      wokenWhileRunning = false;
-      await drain().catch((err: unknown) => log.warn({ err: { message: (err as Error).message } }, 'mail delivery worker could not read the outbox'));
-      if (stopped) return;
-      if (wokenWhileRunning) continue;
-      const ms = await sleepMs();
-      if (stopped) return;
-      if (wokenWhileRunning) continue;
-      timer = setTimeout(wake, ms);
-      timer.unref();
-      return;
-    }
-  }
-
-  function wake() {
-    if (stopped) return;
-    if (running) {
-      wokenWhileRunning = true;
-      return;
-    }
-    clearTimeout(timer);
-    running = cycle().finally(() => { running = undefined; });
-  }
-
-  notifications?.subscribe((payload) => { if (payload === MAIL_QUEUED_MESSAGE) wake(); }, wake);
+  const loop = createWakeLoop({
+    clock, log, drain, nextDueAt: outbox.nextDueAt, pollIntervalMs: options.pollIntervalMs,
+    drainFailure: 'mail delivery worker could not read the outbox', notifications, queuedMessage: MAIL_QUEUED_MESSAGE,
+  });
 
   return {
-    start() {
-      stopped = false;
-      wake();
-    },
+    start: loop.start,
     /** Looks for due mail now (after this process queued some). */
-    wake,
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      while (running) await running;
-    },
+    wake: loop.wake,
+    stop: loop.stop,
   };
 }
 export type DeliveryWorker = ReturnType<typeof createDeliveryWorker>;
