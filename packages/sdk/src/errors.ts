@@ -28,9 +28,9 @@ export class GatehouseError extends Error {
 /** An error the SDK raises itself, with no answer from Gatehouse behind it (status 0). */
 export const sdkError = (code: string, message: string, cause?: unknown) => new GatehouseError(0, code, message, [], null, null, cause);
 
-function isUrlText(text: string): boolean {
+function isHttpUrl(text: string): boolean {
   try {
-    return Boolean(new URL(text));
+    return ['http:', 'https:'].includes(new URL(text).protocol);
   } catch {
     return false;
   }
@@ -40,7 +40,7 @@ function isUrlText(text: string): boolean {
 export function requireOption(factory: string, options: object, name: string, isUrl = false): void {
   const value = (options as Record<string, unknown>)[name];
   if (typeof value !== 'string' || value.trim() === '') throw sdkError('missing_option', `${factory}: the \`${name}\` option is missing or empty`);
-  if (isUrl && !isUrlText(value)) throw sdkError('invalid_option', `${factory}: the \`${name}\` option is not a URL: ${JSON.stringify(value)}`);
+  if (isUrl && !isHttpUrl(value)) throw sdkError('invalid_option', `${factory}: the \`${name}\` option is not an http(s) URL: ${JSON.stringify(value)}`);
 }
 
 interface ProblemBody { title?: string; detail?: string; instance?: string; properties?: { code?: string; errors?: FieldError[] } }
