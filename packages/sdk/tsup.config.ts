@@ -1,7 +1,7 @@
 /**
  * Builds dist/ (ESM and CommonJS, each with its .d.ts) from the entry points package.json exports: every
  * subpath's `source` condition is an entry, so a new subpath export (./react, ./next) is added in
- * package.json alone. dependencies and peerDependencies stay external (tsup's default).
+ * package.json alone. dependencies and peerDependencies stay external (tsup's default), except openapi-fetch.
  */
 import { readFileSync } from 'node:fs';
 import { defineConfig } from 'tsup';
@@ -24,4 +24,7 @@ export default defineConfig({
   sourcemap: true,
   outDir: 'dist',
   tsconfig: 'tsconfig.build.json',
+  // Bundled (5 kB, MIT, its notice in LICENSE): its CommonJS build sets `exports.default` without the
+  // `__esModule` mark, so from our CommonJS build its default import is the module object, not createClient.
+  noExternal: ['openapi-fetch'],
 });
