@@ -1,7 +1,14 @@
 import { availableParallelism } from 'node:os';
+import { defaultClientConditions, defaultServerConditions } from 'vite';
 import { defineConfig } from 'vitest/config';
 
+// @gatehouse/sdk resolves to its sources (the `source` condition of its exports), as in tsconfig.json: tests
+// need no build of packages/sdk and see every edit at once. test/sdk/package-install.test.ts tests the build.
+const conditions = { resolve: { conditions: ['source', ...defaultServerConditions] } };
+
 export default defineConfig({
+  resolve: { conditions: ['source', ...defaultClientConditions] },
+  ssr: conditions,
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/helpers/global-setup.ts'],

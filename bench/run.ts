@@ -29,6 +29,7 @@ const registry: Record<string, () => Promise<Bench>> = {
   profile: () => import('./profile.js'),
   factors: () => import('./factors.js'),
   'email-addresses': () => import('./email-addresses.js'),
+  'sdk-size': () => import('./sdk-size.js'),
 };
 
 function usage(): string {

@@ -6,13 +6,33 @@
  */
 import openapiTS, { astToString, COMMENT_HEADER } from 'openapi-typescript';
 
-interface Operation { operationId: string; parameters?: { name: string; in: string }[]; requestBody?: unknown; responses?: unknown }
+interface Schema { $ref?: string; type?: string; properties?: Record<string, unknown>; additionalProperties?: unknown }
+interface Operation { operationId: string; parameters?: { name: string; in: string }[]; requestBody?: { $ref?: string; content?: Record<string, { schema?: Schema }> }; responses?: unknown }
 interface Document { paths: Record<string, Record<string, Operation>> }
 
 const PLANES = [['/api/server/v1/', 'server'], ['/_svc/', 'client']] as const;
 
 /** An operation starts a session when one of its answers is a SessionResponse (auth's answerSignIn); the SDK keeps native tokens from those. */
 const startsSession = (op: Operation) => JSON.stringify(op.responses ?? {}).includes('"#/components/schemas/SessionResponse"');
+
+/** The object a `$ref` (`#/components/...`) points at, or the object itself. */
+function resolved<T extends { $ref?: string }>(doc: Document, node: T): T {
+  let current = node;
+  while (current.$ref) current = current.$ref.split('/').slice(1).reduce((at, key) => (at as Record<string, never>)[key], doc as unknown) as T;
+  return current;
+}
+
+/**
+ * The names a JSON body may carry, so the SDK refuses any other input key by name; `"any"` when the body's
+ * top level takes keys of its own choosing (additionalProperties, or a schema that names none). Free-form
+ * objects inside a named field (metadata) are that field's value and are not checked.
+ */
+function bodyNames(doc: Document, op: Operation): string[] | 'any' | null {
+  if (!op.requestBody) return null;
+  const schema = resolved(doc, resolved(doc, op.requestBody).content?.['application/json']?.schema ?? {});
+  if (!schema.properties || schema.additionalProperties !== false) return 'any';
+  return Object.keys(schema.properties);
+}
 
 function operationsSource(doc: Document): string {
   const entries: string[] = [];
@@ -22,7 +42,7 @@ function operationsSource(doc: Document): string {
     for (const [method, op] of Object.entries(operations)) {
       const names = (where: string) => (op.parameters ?? []).filter((p) => p.in === where).map((p) => p.name);
       entries.push(`  ${op.operationId}: { plane: '${plane}', method: '${method.toUpperCase()}', path: '${path}', pathParams: ${JSON.stringify(names('path'))}, `
-        + `query: ${JSON.stringify(names('query'))}, body: ${op.requestBody !== undefined}, idempotencyKey: ${names('header').includes('idempotency-key')}, `
+        + `query: ${JSON.stringify(names('query'))}, body: ${JSON.stringify(bodyNames(doc, op))}, idempotencyKey: ${names('header').includes('idempotency-key')}, `
         + `startsSession: ${startsSession(op)} },`);
     }
   }

@@ -8,7 +8,8 @@ import { PATIENCE_MS } from '../helpers/patience.js';
 
 const run = promisify(execFile);
 const ROOT = new URL('../../', import.meta.url);
-// Inside the repository, so the walk-through's import of @gatehouse/sdk resolves as an adopter's would.
+// Inside the repository, so the walk-through's import of @gatehouse/sdk resolves as an adopter's would (to the
+// SDK's sources, by the `source` condition, as in the tests).
 const SNIPPETS_DIR = new URL('node_modules/.cache/gatehouse-doc-snippets/', ROOT);
 
 describe('docs/api.md: "Build an account page"', () => {
@@ -26,7 +27,7 @@ describe('docs/api.md: "Build an account page"', () => {
     const file = new URL('account-page.mts', SNIPPETS_DIR);
     await writeFile(file, code);
 
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', file.pathname], {
+    const { stdout } = await run(process.execPath, ['--conditions=source', '--import', 'tsx', file.pathname], {
       cwd: ROOT, timeout: PATIENCE_MS,
       env: {
         ...process.env, GATEHOUSE_URL: `http://127.0.0.1:${port}`, GATEHOUSE_FRONTEND_URL: `http://localhost:${port}`, GATEHOUSE_SECRET_KEY: created.secretKey,

@@ -12,7 +12,8 @@ import { PATIENCE_MS } from '../helpers/patience.js';
 
 const run = promisify(execFile);
 const ROOT = new URL('../../', import.meta.url);
-// Inside the repository, so the snippets' imports (@gatehouse/sdk, express) resolve as an adopter's would.
+// Inside the repository, so the snippets' imports (@gatehouse/sdk, express) resolve as an adopter's would; the
+// `source` condition takes the SDK's sources, as the tests do (test/sdk/package-install.test.ts runs its build).
 const SNIPPETS_DIR = new URL('node_modules/.cache/gatehouse-doc-snippets/', ROOT);
 
 /** The `<!-- snippet: name -->` TypeScript blocks of docs/sdk.md, in order. */
@@ -43,7 +44,7 @@ describe('docs/sdk.md', () => {
     for (const [name, code] of await snippets()) {
       const file = new URL(`${name}.mts`, SNIPPETS_DIR);
       await writeFile(file, code);
-      const { stdout } = await run(process.execPath, ['--import', 'tsx', file.pathname], { cwd: ROOT, env: { ...process.env, ...env }, timeout: PATIENCE_MS });
+      const { stdout } = await run(process.execPath, ['--conditions=source', '--import', 'tsx', file.pathname], { cwd: ROOT, env: { ...process.env, ...env }, timeout: PATIENCE_MS });
       outputs[name] = stdout.trim();
     }
     expect(outputs['create-user']).toMatch(/^[0-9a-f-]{36} ada@example\.com$/);

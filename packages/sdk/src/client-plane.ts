@@ -1,3 +1,4 @@
+import { requireOption } from './errors.js';
 import { OPERATIONS, type OperationId } from './generated/operations.js';
 import { createTransport, planeMethods, type TransportOptions } from './transport.js';
 import type { PlaneMethods } from './types.js';
@@ -9,9 +10,9 @@ export interface ClientPlaneOptions extends Omit<TransportOptions, 'baseUrl' | '
    * Browsers keep the session in the HttpOnly cookie (the default). A native app passes `native: true`:
    * sign-in answers the session token, which the client then sends as a bearer token.
    */
-  native?: boolean;
+  native?: boolean | undefined;
   /** A native app's stored session token, to resume a session. */
-  sessionToken?: string;
+  sessionToken?: string | undefined;
 }
 
 /**
@@ -19,6 +20,7 @@ export interface ClientPlaneOptions extends Omit<TransportOptions, 'baseUrl' | '
  * every other client operation, one method each. In native mode the session token is kept and sent.
  */
 export function createClientPlane(options: ClientPlaneOptions) {
+  requireOption('createClientPlane', options, 'frontendUrl', true);
   let sessionToken = options.sessionToken;
   const call = createTransport({
     ...options, baseUrl: `${options.frontendUrl.replace(/\/$/, '')}`, credentials: options.credentials ?? (options.native ? undefined : 'include'),

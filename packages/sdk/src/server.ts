@@ -1,3 +1,4 @@
+import { requireOption } from './errors.js';
 import { createTransport, planeMethods, type TransportOptions } from './transport.js';
 import type { operations } from './generated/schema.js';
 import type { CallOptions, Input, Output, PlaneMethods } from './types.js';
@@ -17,6 +18,8 @@ type ItemOf<K extends Paginated> = Output<K> extends { items: (infer T)[] } ? T 
  * each taking one object of its path parameters, query and body fields. `paginate` walks every page of a list.
  */
 export function createServerClient(options: ServerClientOptions) {
+  requireOption('createServerClient', options, 'baseUrl', true);
+  requireOption('createServerClient', options, 'secretKey');
   const call = createTransport({ ...options, headers: () => ({ authorization: `Bearer ${options.secretKey}` }) });
   const methods = planeMethods(call, 'server') as unknown as PlaneMethods<'server'>;
   return {

@@ -18,8 +18,17 @@ export type Output<K extends keyof operations> = operations[K] extends { respons
   ? 200 extends keyof R ? Json<R[200]> : 201 extends keyof R ? Json<R[201]> : 202 extends keyof R ? Json<R[202]> : undefined
   : never;
 
-/** Per call: an abort signal, extra headers, and the audit append's own idempotency key. */
-export interface CallOptions { signal?: AbortSignal; headers?: Record<string, string>; idempotencyKey?: string }
+/** Per call: an abort signal, extra headers, a time limit per attempt, and the audit append's own idempotency key. */
+export interface CallOptions {
+  signal?: AbortSignal | undefined;
+  headers?: Record<string, string> | undefined;
+  /** Overrides the client's `timeoutMs` for this call. */
+  timeoutMs?: number | undefined;
+  idempotencyKey?: string | undefined;
+}
+
+/** Fetch's `credentials` (spelt out, so the types need no DOM library). */
+export type Credentials = 'include' | 'omit' | 'same-origin';
 
 /** Whether every field of T is optional (then the method's input is too). */
 type AllOptional<T> = Record<string, never> extends T ? true : false;
