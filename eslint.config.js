@@ -3,6 +3,7 @@
 import { readdirSync } from 'node:fs';
 import js from '@eslint/js';
 import importPlugin from 'eslint-plugin-import';
+import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
 // Every top-level folder of src/ other than platform/ is a domain, so a new domain is covered the day it appears.
@@ -41,15 +42,15 @@ const boundaryZones = [
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'coverage/**', 'packages/*/src/generated/**'] },
+  { ignores: ['node_modules/**', 'coverage/**', 'packages/*/src/generated/**', 'examples/*/dist/**', 'examples/*/.next/**', 'examples/*/next-env.d.ts'] },
   {
-    files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts', 'packages/*/src/**/*.ts'],
+    files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts', 'packages/*/src/**/*.{ts,tsx}', 'examples/**/*.{ts,tsx}'],
     extends: [js.configs.recommended, ...tseslint.configs.recommended],
     plugins: { import: importPlugin },
     settings: {
       // no-cycle follows imports only into files it may parse: the TypeScript ones.
-      'import/extensions': ['.ts', '.js'],
-      'import/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import/extensions': ['.ts', '.tsx', '.js'],
+      'import/parsers': { '@typescript-eslint/parser': ['.ts', '.tsx'] },
       // Resolves the `.js` specifiers NodeNext requires to the `.ts` files beside them.
       'import/resolver': { typescript: { project: './tsconfig.json' } },
     },
@@ -62,6 +63,11 @@ export default tseslint.config(
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', ignoreRestSiblings: true },
       ],
     },
+  },
+  {
+    // The React binding and the examples' components follow the rules of hooks.
+    files: ['packages/*/src/**/*.tsx', 'examples/**/*.tsx'],
+    extends: [reactHooks.configs.flat.recommended],
   },
   {
     // Tests read response bodies as `any`, as app.inject's `res.json()` does; src/ stays without `any`.

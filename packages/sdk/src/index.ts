@@ -6,3 +6,4 @@ export {
   createSessionVerifier, expressSession, fastifySession, sessionTokenOf,
   type RequestLike, type SessionVerifier, type SessionVerifierOptions, type VerifiedSession,
 } from './verify.js';
+export { createSessionTokenCache, JWT_COOKIE_NAME, type CachedToken, type SessionTokenCache, type SessionTokenCacheOptions } from './token-cache.js';
