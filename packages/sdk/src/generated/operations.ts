@@ -94,6 +94,7 @@ export const OPERATIONS = {
   searchInvitations: { plane: 'server', method: 'POST', path: '/api/server/v1/invitations/search', pathParams: [], query: ["limit","cursor"], body: true, idempotencyKey: false, startsSession: false },
   searchUsers: { plane: 'server', method: 'POST', path: '/api/server/v1/users/search', pathParams: [], query: ["limit","cursor"], body: true, idempotencyKey: false, startsSession: false },
   sendVerificationCode: { plane: 'client', method: 'POST', path: '/_svc/auth/verify-email/send', pathParams: [], query: [], body: true, idempotencyKey: false, startsSession: false },
+  setActiveOrganization: { plane: 'client', method: 'POST', path: '/_svc/sessions/current/active-organization', pathParams: [], query: [], body: true, idempotencyKey: false, startsSession: false },
   setAllowedOrigins: { plane: 'server', method: 'PUT', path: '/api/server/v1/allowed-origins', pathParams: [], query: [], body: true, idempotencyKey: false, startsSession: false },
   signIn: { plane: 'client', method: 'POST', path: '/_svc/auth/sign-in', pathParams: [], query: ["_is_native"], body: true, idempotencyKey: false, startsSession: true },
   signInWithPasskey: { plane: 'client', method: 'POST', path: '/_svc/auth/passkey', pathParams: [], query: ["_is_native"], body: true, idempotencyKey: false, startsSession: true },
