@@ -1,6 +1,7 @@
 import createClient, { type Client } from 'openapi-fetch';
 import { errorFromResponse, GatehouseError } from './errors.js';
 import { OPERATIONS, type OperationId } from './generated/operations.js';
+import { localhostFetch } from './localhost-fetch.js';
 import type { paths } from './generated/schema.js';
 import type { CallOptions } from './types.js';
 
@@ -8,6 +9,7 @@ export interface TransportOptions {
   baseUrl: string;
   /** Headers on every call (the secret key, a session token). */
   headers?: () => Record<string, string>;
+  /** Default: the global fetch, reaching `*.localhost` hosts on loopback in Node (see localhost-fetch.ts). */
   fetch?: typeof fetch;
   /** Retries of a 429 or 503 for calls that are safe to repeat (default 3); 0 turns retrying off. */
   maxRetries?: number;
@@ -32,7 +34,7 @@ function split(id: OperationId, input: Record<string, unknown> = {}) {
 
 /** Calls operations by id through openapi-fetch: problems thrown as GatehouseError, 429 and 503 retried when safe. */
 export function createTransport(options: TransportOptions) {
-  const client: Client<paths> = createClient<paths>({ baseUrl: options.baseUrl.replace(/\/$/, ''), fetch: options.fetch, credentials: options.credentials });
+  const client: Client<paths> = createClient<paths>({ baseUrl: options.baseUrl.replace(/\/$/, ''), fetch: options.fetch ?? localhostFetch, credentials: options.credentials });
   const maxRetries = options.maxRetries ?? 3;
 
   return async function call(id: OperationId, input?: Record<string, unknown>, callOptions: CallOptions = {}): Promise<unknown> {
