@@ -29,6 +29,7 @@ const registry: Record<string, () => Promise<Bench>> = {
   profile: () => import('./profile.js'),
   factors: () => import('./factors.js'),
   'email-addresses': () => import('./email-addresses.js'),
+  'sdk-verify': () => import('./sdk-verify.js'),
 };
 
 function usage(): string {
