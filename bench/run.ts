@@ -30,6 +30,7 @@ const registry: Record<string, () => Promise<Bench>> = {
   factors: () => import('./factors.js'),
   'email-addresses': () => import('./email-addresses.js'),
   'sdk-size': () => import('./sdk-size.js'),
+  'sdk-verify': () => import('./sdk-verify.js'),
 };
 
 function usage(): string {

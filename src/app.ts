@@ -54,7 +54,7 @@ import { capConnections, httpServerOptions, type HttpLimits } from './platform/h
 import { registerMetrics, type MetricsExposure } from './platform/http/metrics-route.js';
 import { serializeRequest } from './platform/http/request-log.js';
 import { createMetrics, watchMailBacklog, watchPool, type Metrics, type PoolStats } from './platform/metrics.js';
-import { adminPlane, clientPlane, decorateRequests, serverPlane } from './platform/http/planes.js';
+import { adminPlane, clientPlane, decorateRequests, frontendRoot, serverPlane } from './platform/http/planes.js';
 import { ProblemError, registerProblemHandlers, replyWithProblem } from './platform/http/problem.js';
 import { DOCS_CSP, registerSecurityHeaders } from './platform/http/security-headers.js';
 import { registerSchemaCompilers } from './platform/http/validation.js';
@@ -264,6 +264,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     publicRoutes: [...signInRoutes, sessionTokensPublicRoutes(sessionTokens), environmentClientRoutes(environments, oauth.listEnabled)],
     sessionRoutes: [usersClientRoutes(users), emailAddressesClientRoutes(emailAddresses), accountClientRoutes(createAccountService({ db, clock, limiter, mailer, sealer, users })), factorsClientRoutes(factors), passkeysClientRoutes(passkeys), sessionsClientRoutes(sessions), signOutRoutes(sessions), organizationsClientRoutes(createMemberActions(organizations)), organizationInvitationsClientRoutes(organizationInvitations), sessionTokensClientRoutes(sessionTokens), oauthSessionRoutes(oauth), dataRequestsClientRoutes(dataRequests)],
   }), { prefix: '/_svc' });
+
+  await app.register(frontendRoot((host) => environments.findByHost(host), [sessionTokensPublicRoutes(sessionTokens, 'issuerRoot')]));
 
   if (options.adminToken) {
     await app.register(adminPlane(options.adminToken, adminTokenMatches, [

@@ -46,6 +46,8 @@ export const EnvironmentSettings = Type.Object({
   }, { additionalProperties: false }),
   session: Type.Object({
     idleTimeoutSeconds: Seconds, maxLifetimeSeconds: Seconds, jwtLifetimeSeconds: Type.Integer({ minimum: 1, maximum: 3600 }),
+    /** The `aud` of the session JWTs (the API they are meant for); null leaves it out. */
+    jwtAudience: Nullable(Type.String({ minLength: 1, maxLength: 256 })),
   }, { additionalProperties: false }),
   lockout: Type.Object({
     maxFailedAttempts: Count(1), coolDownSeconds: Seconds,
@@ -73,7 +75,7 @@ export const DEFAULT_SETTINGS: EnvironmentSettings = Object.freeze({
   selfDeletionEnabled: true,
   mfa: { policy: 'optional' },
   passkeys: { enabled: true, rpId: null },
-  session: { idleTimeoutSeconds: 604_800, maxLifetimeSeconds: 2_592_000, jwtLifetimeSeconds: 60 },
+  session: { idleTimeoutSeconds: 604_800, maxLifetimeSeconds: 2_592_000, jwtLifetimeSeconds: 60, jwtAudience: null },
   lockout: { maxFailedAttempts: 10, coolDownSeconds: 3600, ipMaxFailures: 100, ipWindowSeconds: 900 },
 }) as EnvironmentSettings;
 

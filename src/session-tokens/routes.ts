@@ -8,7 +8,9 @@ import { JWKS_MAX_AGE_SECONDS, type SessionTokensService } from './service.js';
 
 const MINT = 'An ES256 JWT of the current session, valid `session.jwtLifetimeSeconds` (default 60). Claims: `iss` (the frontend URL), '
   + '`sub` (user id), `sid` (session id), `iat`, `nbf`, `exp`, `jti`, `azp` (the request\'s Origin when it is an allowed origin), '
-  + '`act: {sub: <operator>}` on an impersonated session, and `public_metadata` when its JSON fits 1 KiB. Never private metadata.';
+  + '`act: {sub: <operator>}` on an impersonated session, `amr`, `public_metadata` when its JSON fits 1 KiB, `aud` when the setting '
+  + '`session.jwtAudience` is set, and `org_id`, `org_role`, `org_slug` while the session has an active organization '
+  + '(POST /sessions/current/active-organization). Never private metadata.';
 const VERIFY = 'For a backend that prefers a call to local verification: the claims of a token of this environment whose session is '
   + 'still live. 401 `token_expired`, `token_invalid` (malformed, bad signature, another environment\'s, a revoked key) or `session_revoked`.';
 const CACHE = `public, max-age=${JWKS_MAX_AGE_SECONDS}`;
@@ -28,19 +30,32 @@ export function sessionTokensClientRoutes(tokens: SessionTokensService): Fastify
   };
 }
 
-/** Client plane, public: the key set and the discovery document a verifier reads. */
-export function sessionTokensPublicRoutes(tokens: SessionTokensService): FastifyPluginAsync {
+/**
+ * The two places the key set and the discovery document are served, with the same bodies: the client plane
+ * (`/_svc/.well-known/...`) and the issuer's root (`/.well-known/...`), where OpenID Connect Discovery and
+ * API gateways look. Each has its own operation ids.
+ */
+const WELL_KNOWN = {
+  clientPlane: { jwks: 'getJwks', discovery: 'getOpenIdConfiguration', where: '' },
+  issuerRoot: { jwks: 'getIssuerJwks', discovery: 'getIssuerOpenIdConfiguration', where: ' (at the issuer\'s root)' },
+} as const;
+
+const CLAIMS_SUPPORTED = ['iss', 'sub', 'aud', 'sid', 'iat', 'nbf', 'exp', 'jti', 'azp', 'act', 'amr', 'public_metadata', 'org_id', 'org_role', 'org_slug'];
+
+/** Public: the key set and the discovery document a verifier reads, on the client plane or at the issuer's root. */
+export function sessionTokensPublicRoutes(tokens: SessionTokensService, at: keyof typeof WELL_KNOWN = 'clientPlane'): FastifyPluginAsync {
+  const ids = WELL_KNOWN[at];
   return async (base) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     const tags = ['Client: session tokens'];
-    app.get('/.well-known/jwks.json', { schema: { operationId: 'getJwks', summary: "The environment's public signing keys (JWKS)", description: JWKS, tags, response: { 200: Jwks } } },
+    app.get('/.well-known/jwks.json', { schema: { operationId: ids.jwks, summary: `The environment's public signing keys (JWKS)${ids.where}`, description: JWKS, tags, response: { 200: Jwks } } },
       async (req, reply) => reply.header('cache-control', CACHE).send(await tokens.jwks(req.environmentId)));
-    app.get('/.well-known/openid-configuration', { schema: { operationId: 'getOpenIdConfiguration', summary: 'OpenID Connect discovery', tags, response: { 200: OpenIdConfiguration } } },
+    app.get('/.well-known/openid-configuration', { schema: { operationId: ids.discovery, summary: `OpenID Connect discovery${ids.where}`, tags, response: { 200: OpenIdConfiguration } } },
       async (req, reply) => {
         const issuer = frontendUrl(req.clientEnvironment.frontendHost);
         return reply.header('cache-control', CACHE).send({
           issuer, jwks_uri: `${issuer}/_svc/.well-known/jwks.json`, response_types_supported: ['id_token'], subject_types_supported: ['public'],
-          id_token_signing_alg_values_supported: ['ES256'], claims_supported: ['iss', 'sub', 'sid', 'iat', 'nbf', 'exp', 'jti', 'azp', 'act', 'public_metadata'],
+          id_token_signing_alg_values_supported: ['ES256'], claims_supported: CLAIMS_SUPPORTED,
         });
       });
   };

@@ -13,7 +13,7 @@ import type { ClientEnvironment, SessionContext } from '../platform/http/planes.
 import { ProblemError } from '../platform/http/problem.js';
 import { jsonByteSize, type JsonObject } from '../platform/json.js';
 import { createSharedCache } from '../platform/shared-cache.js';
-import type { SessionsService } from '../sessions/service.js';
+import type { ActiveOrganization, SessionsService } from '../sessions/service.js';
 import { sessionRevoked, signingKeyNotFound, tokenExpired, tokenInvalid } from './errors.js';
 import type { PublicJwk, SigningKey } from './schemas.js';
 import { createSigningKeysStore, type NewSigningKey, type SigningKeyRecord } from './store.js';
@@ -59,6 +59,12 @@ function newKey(sealer: Sealer): NewSigningKey {
 /** The environment's first signing key, in the transaction that creates the environment. */
 export const createFirstSigningKey = (trx: Db, environmentId: string, sealer: Sealer, now: Date) =>
   createSigningKeysStore(trx).insertActive(environmentId, newKey(sealer), now);
+
+/** The claims of the session's active organization: its id, the user's role key there, and its slug when it has one. */
+function organizationClaims(org: ActiveOrganization | null): JWTPayload {
+  if (!org) return {};
+  return { org_id: org.id, org_role: org.role, ...(org.slug !== null && { org_slug: org.slug }) };
+}
 
 /** Session JWTs: each environment's ES256 keys (sealed at rest, rotated and revoked), minting, the JWKS, verification. */
 export function createSessionTokensService({ db, clock, sealer, notifications = localNotifications, environments, sessions }: SessionTokensDeps) {
@@ -120,6 +126,8 @@ export function createSessionTokensService({ db, clock, sealer, notifications = 
       if (session.impersonatorId) claims.act = { sub: session.impersonatorId };
       if (session.amr.length > 0) claims.amr = session.amr;
       if (jsonByteSize(session.publicMetadata) <= PUBLIC_METADATA_CLAIM_BYTES) claims.public_metadata = session.publicMetadata;
+      if (env.settings.session.jwtAudience !== null) claims.aud = env.settings.session.jwtAudience;
+      Object.assign(claims, organizationClaims(session.activeOrganization));
       const token = await new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid: signer.kid, typ: 'JWT' })
         .setIssuer(frontendUrl(env.frontendHost)).setSubject(session.userId).setIssuedAt(issuedAt).setNotBefore(issuedAt)
         .setExpirationTime(expiresAt).setJti(randomUUID()).sign(signer.key);

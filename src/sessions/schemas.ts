@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { DateTime, Nullable, PageQuery, Uuid } from '../platform/http/common-schemas.js';
+import { DateTime, Nullable, NullableInput, PageQuery, Uuid } from '../platform/http/common-schemas.js';
 
 export const SessionStatus = Type.Union([Type.Literal('active'), Type.Literal('revoked'), Type.Literal('expired')]);
 
@@ -24,7 +24,12 @@ export const Session = Type.Object({
   expiresAt: DateTime,
   revokedAt: Nullable(DateTime),
   amr: Type.Array(Type.String(), { description: 'How the user proved who they are (RFC 8176): pwd, otp, mfa, fed, hwk, swk, email (an emailed code).' }),
-}, { title: 'Session', description: 'A client session.' });
+  activeOrganizationId: Nullable(Uuid),
+}, {
+  title: 'Session',
+  description: 'A client session. `activeOrganizationId`: the organization whose claims (org_id, org_role, org_slug) its JWTs carry; '
+    + 'null for none, and again once the user\'s membership there ends.',
+});
 export type Session = Static<typeof Session>;
 
 /** The session part of every response that starts one. */
@@ -43,3 +48,8 @@ export const ListSessionsQuery = Type.Object({
   status: Type.Optional(SessionStatus),
 }, { additionalProperties: false });
 export type ListSessionsQuery = Static<typeof ListSessionsQuery>;
+
+export const ActiveOrganizationBody = Type.Object({ organizationId: NullableInput(Uuid) }, {
+  additionalProperties: false, description: '`organizationId`: one of the signed-in user\'s organizations, or null for none.',
+});
+export type ActiveOrganizationBody = Static<typeof ActiveOrganizationBody>;

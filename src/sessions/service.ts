@@ -10,12 +10,19 @@ import type { SessionContext } from '../platform/http/planes.js';
 import { ProblemError } from '../platform/http/problem.js';
 import type { JsonObject } from '../platform/json.js';
 import { DAY_MS } from '../platform/maintenance.js';
+import { organizationNotFound } from '../organizations/errors.js';
 import type { ListSessionsQuery, SessionActor } from './schemas.js';
 import { createSessionsStore, insertSessionAfter, toStarted, type NewSession } from './store.js';
 
+/** The session's active organization as its JWTs name it (org_id, org_slug, org_role). */
+export interface ActiveOrganization { id: string; slug: string | null; role: string }
+
 declare module '../platform/http/planes.js' {
-  /** The user's public metadata and the session's amr come with the session check (one join), for the session's JWT. */
-  interface SessionContext { publicMetadata: JsonObject; amr: string[] }
+  /**
+   * The user's public metadata, the session's amr and its active organization come with the session check
+   * (in the same statement), for the session's JWT.
+   */
+  interface SessionContext { publicMetadata: JsonObject; amr: string[]; activeOrganization: ActiveOrganization | null }
 }
 
 export interface SessionLifetimes { idleTimeoutSeconds: number; maxLifetimeSeconds: number }
@@ -113,6 +120,7 @@ export function createSessionsService({ db, clock }: { db: Db; clock: Clock }) {
       return {
         id: found.id, userId: found.user_id, impersonatorId: impersonatorOf(found.actor), recentlyAuthenticated, enrolmentOnly: found.enrolment_only,
         amr: found.amr, publicMetadata: found.public_metadata,
+        activeOrganization: found.organization_id === null ? null : { id: found.organization_id, slug: found.organization_slug, role: found.organization_role! },
       };
     },
     /**
@@ -133,6 +141,25 @@ export function createSessionsService({ db, clock }: { db: Db; clock: Clock }) {
         const session = await sessions.find(environmentId, userId, sessionId, now);
         if (!session) throw sessionNotFound();
         return session;
+      }),
+    /**
+     * Makes one of the user's organizations the session's active one, or none (null); its JWTs then carry
+     * org_id, org_role and org_slug. Not a member: 404 organization_not_found, as for an organization that
+     * does not exist (another environment's included). A change is recorded; setting the same again is not.
+     */
+    setActiveOrganization: (environmentId: string, session: SessionContext, organizationId: string | null, by: Caller) =>
+      inTransaction(db, async (trx) => {
+        const sessions = createSessionsStore(trx);
+        const now = clock.now();
+        const changed = await sessions.setActiveOrganization(environmentId, session.id, organizationId, now);
+        if (changed === 'not_a_member') throw organizationNotFound();
+        if (changed) {
+          await recordOwnEvent(trx, environmentId, {
+            action: 'session.active_organization_changed', ...by, metadata: { organizationId },
+            targets: [{ type: 'session', id: session.id }, { type: 'user', id: session.userId }, ...(organizationId ? [{ type: 'organization', id: organizationId }] : [])],
+          }, now);
+        }
+        return (await sessions.find(environmentId, session.userId, session.id, now))!;
       }),
     isLive: (environmentId: string, userId: string, sessionId: string) => store.isLive(environmentId, userId, sessionId, clock.now()),
     listForUser: (environmentId: string, userId: string, query: ListSessionsQuery) =>

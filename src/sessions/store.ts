@@ -1,6 +1,6 @@
 import { sql, type Selectable } from 'kysely';
 import { deleteInBatches } from '../platform/db/batches.js';
-import { jsonb, type Db } from '../platform/db/database.js';
+import { isForeignKeyViolation, jsonb, type Db } from '../platform/db/database.js';
 import type { Cte } from '../platform/db/cte.js';
 import type { SessionRow, UserLock } from '../platform/db/tables.js';
 import { toPage } from '../platform/http/pagination.js';
@@ -14,6 +14,8 @@ export interface NewSession {
   /** How they proved it (RFC 8176 values), and whether the session may only enrol a second factor (policy "required"). */
   amr: string[]; enrolmentOnly: boolean;
 }
+
+const ACTIVE_MEMBERSHIP_KEY = 'sessions_active_membership';
 
 /** A session is live while not revoked, before its absolute expiry and within its idle timeout. */
 const isLive = (now: Date) =>
@@ -40,11 +42,18 @@ export const insertSessionAfter = (user: Cte<UserLock>, session: NewSession, now
 
 export function createSessionsStore(db: Db) {
   return {
-    /** The live session for a token, only while its user is active. */
+    /**
+     * The live session for a token, only while its user is active, with its active organization's id, slug
+     * and the user's role there (primary-key lookups in the same statement, so a JWT's claims cost no round trip).
+     */
     findLiveByToken: (environmentId: string, tokenHash: Buffer, now: Date) =>
       db.selectFrom('sessions as s')
         .innerJoin('users as u', (join) => join.onRef('u.environment_id', '=', 's.environment_id').onRef('u.id', '=', 's.user_id'))
+        .leftJoin('organization_memberships as m', (join) => join.onRef('m.environment_id', '=', 's.environment_id')
+          .onRef('m.organization_id', '=', 's.active_organization_id').onRef('m.user_id', '=', 's.user_id'))
+        .leftJoin('organizations as o', (join) => join.onRef('o.environment_id', '=', 'm.environment_id').onRef('o.id', '=', 'm.organization_id'))
         .select(['s.id', 's.user_id', 's.actor', 's.last_active_at', 's.idle_timeout_seconds', 's.authenticated_at', 's.amr', 's.enrolment_only', 'u.public_metadata'])
+        .select(['o.id as organization_id', 'o.slug as organization_slug', 'm.role as organization_role'])
         .where('s.environment_id', '=', environmentId).where('s.token_hash', '=', tokenHash)
         .where('u.status', '=', 'active').where(isLive(now))
         .executeTakeFirst(),
@@ -81,6 +90,21 @@ export function createSessionsStore(db: Db) {
     markAuthenticated: (environmentId: string, sessionId: string, now: Date) =>
       db.updateTable('sessions').set({ authenticated_at: now })
         .where('environment_id', '=', environmentId).where('id', '=', sessionId).where('revoked_at', 'is', null).execute(),
+    /**
+     * Points the live session at the user's membership of the organization (null: none). Undefined when
+     * nothing changed; 'not_a_member' when the user has no membership there (the foreign key refuses it).
+     */
+    async setActiveOrganization(environmentId: string, sessionId: string, organizationId: string | null, now: Date) {
+      try {
+        return await db.updateTable('sessions').set({ active_organization_id: organizationId })
+          .where('environment_id', '=', environmentId).where('id', '=', sessionId).where(isLive(now))
+          .where('active_organization_id', 'is distinct from', organizationId)
+          .returning('id').executeTakeFirst();
+      } catch (err) {
+        if (isForeignKeyViolation(err, ACTIVE_MEMBERSHIP_KEY)) return 'not_a_member' as const;
+        throw err;
+      }
+    },
     /** Erasure: every session of the user, live or ended (their IPs and user agents go with them). */
     deleteAllForUser: (environmentId: string, userId: string) =>
       db.deleteFrom('sessions').where('environment_id', '=', environmentId).where('user_id', '=', userId)
@@ -130,4 +154,5 @@ const toSession = (row: Selectable<SessionRow>, now: Date): Session => ({
   id: row.id, userId: row.user_id, status: statusOf(row, now), actor: row.actor as SessionActor | null, ipAddress: row.ip_address, userAgent: row.user_agent,
   createdAt: row.created_at.toISOString(), lastActiveAt: row.last_active_at.toISOString(),
   expiresAt: row.expires_at.toISOString(), revokedAt: row.revoked_at ? row.revoked_at.toISOString() : null, amr: row.amr,
+  activeOrganizationId: row.active_organization_id,
 });

@@ -31,7 +31,7 @@ const DEFAULT_SETTINGS = {
   selfDeletionEnabled: true,
   mfa: { policy: 'optional' },
   passkeys: { enabled: true, rpId: null },
-  session: { idleTimeoutSeconds: 604800, maxLifetimeSeconds: 2592000, jwtLifetimeSeconds: 60 },
+  session: { idleTimeoutSeconds: 604800, maxLifetimeSeconds: 2592000, jwtLifetimeSeconds: 60, jwtAudience: null },
   lockout: { maxFailedAttempts: 10, coolDownSeconds: 3600, ipMaxFailures: 100, ipWindowSeconds: 900 },
 };
 

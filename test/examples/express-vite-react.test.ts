@@ -42,9 +42,12 @@ describe.skipIf(!hasChromium)('the Express + Vite React example, end to end in h
     await t?.close();
   });
 
-  it('refuses /api/me without a session token (401)', async () => {
+  it('refuses /api/me without a session token with a 401 problem+json', async () => {
     const res = await fetch(`${appOrigin.replace('localhost', '127.0.0.1')}/api/me`);
     expect(res.status).toBe(401);
+    expect(res.headers.get('content-type')).toBe('application/problem+json');
+    expect(res.headers.get('www-authenticate')).toBe('Bearer');
+    expect(await res.json()).toMatchObject({ status: 401, properties: { code: 'unauthenticated' } });
   });
 
   it('signs in through the client plane, shows the user, and calls /api/me with getToken()', async () => {

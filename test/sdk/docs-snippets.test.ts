@@ -36,7 +36,7 @@ describe('docs/sdk.md', () => {
   afterAll(() => t?.close());
 
   it('has the five-minute path and the client sections as runnable snippets', async () => {
-    expect((await snippets()).map(([name]) => name)).toEqual(['create-user', 'sign-in', 'express', 'online', 'errors-and-pages']);
+    expect((await snippets()).map(([name]) => name)).toEqual(['create-user', 'sign-in', 'express', 'online', 'errors-and-pages', 'active-organization']);
   });
 
   it('runs every snippet, in order, against a real Gatehouse', async () => {
@@ -52,6 +52,7 @@ describe('docs/sdk.md', () => {
     expect(outputs.express).toBe('listening');
     expect(outputs.online).toBe('null');
     expect(outputs['errors-and-pages']).toBe('already there: 409\nusers with an email: 1');
+    expect(outputs['active-organization']).toBe('true acme owner');
   });
 
   // After the snippets above: ada@example.com exists.
@@ -63,7 +64,7 @@ describe('docs/sdk.md', () => {
     const api = express();
     api.get('/', (_req, res) => { res.type('html').send('<!doctype html><title>app</title>'); });
     api.get('/api/me', expressSession(createSessionVerifier({ frontendUrl: env.GATEHOUSE_FRONTEND_URL! })), (req, res) => {
-      res.json((req as unknown as { gatehouse: VerifiedSession }).gatehouse);
+      res.json(req.gatehouse);
     });
     const server = api.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));

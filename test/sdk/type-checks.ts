@@ -2,7 +2,9 @@
  * Compile-time checks of the SDK's types, run by `npm run typecheck` (tsc): every line marked
  * @ts-expect-error must fail to compile, or tsc reports the marker itself as unused and CI fails.
  */
-import { createClientPlane, createServerClient } from '@gatehouse/sdk';
+import { createClientPlane, createServerClient, createSessionVerifier, expressSession, fastifySession, sessionOf, type VerifiedSession } from '@gatehouse/sdk';
+import express from 'express';
+import Fastify from 'fastify';
 
 const gatehouse = createServerClient({ baseUrl: 'http://localhost:3000', secretKey: 'sk_test' });
 const app = createClientPlane({ frontendUrl: 'http://localhost:3000' });
@@ -27,4 +29,24 @@ export async function wrongNamesDoNotCompile() {
   const request = await app.createMyDataRequest({ type: 'export' });
   const status: string = request.status;
   void status;
+}
+
+export function verifierOptionsAndRequestsAreTyped() {
+  // @ts-expect-error a verifier needs frontendUrl, or issuer with jwksUrl.
+  createSessionVerifier({ issuer: 'https://auth.example.com' });
+  const verifier = createSessionVerifier({ issuer: 'https://auth.example.com', jwksUrl: 'http://gatehouse.internal/.well-known/jwks.json', audience: 'api' });
+  const api = express();
+  api.get('/me', expressSession(verifier), (req, res) => {
+    // Declaration merging: Express's Request has `gatehouse` (a session, or null with `optional`).
+    const orgRole: string | null | undefined = req.gatehouse?.orgRole;
+    // @ts-expect-error a session has no `organizationId` (it is `orgId`).
+    void req.gatehouse?.organizationId;
+    res.json({ orgRole });
+  });
+  const fastify = Fastify();
+  fastify.addHook('onRequest', fastifySession(verifier));
+  fastify.get('/me', async (request) => {
+    const session: VerifiedSession | null = sessionOf(request);
+    return { userId: session?.userId, orgSlug: session?.orgSlug };
+  });
 }

@@ -229,7 +229,7 @@ describe('PATCH /api/server/v1/users/:userId and the user sessions endpoints', (
         id: first.id, userId: user.id, status: 'active', actor: null,
         ipAddress: expect.any(String), userAgent: expect.toBeOneOf([null, expect.any(String)]),
         createdAt: t.clock.now().toISOString(), lastActiveAt: t.clock.now().toISOString(),
-        expiresAt: new Date(t.clock.now().getTime() + 2_592_000_000).toISOString(), revokedAt: null, amr: ['pwd'],
+        expiresAt: new Date(t.clock.now().getTime() + 2_592_000_000).toISOString(), revokedAt: null, amr: ['pwd'], activeOrganizationId: null,
       });
       expect(res.body).not.toContain(first.token);
     });

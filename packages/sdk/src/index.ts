@@ -3,7 +3,11 @@ export { createClientPlane, type ClientPlane, type ClientPlaneOptions } from './
 export { GatehouseError, type FieldError } from './errors.js';
 export type { CallOptions, Input, Output, components } from './types.js';
 export {
-  createSessionVerifier, expressSession, fastifySession, sessionTokenOf,
+  createSessionVerifier, sessionTokenOf, SESSION_JWT_COOKIE,
   type RequestLike, type SessionVerifier, type SessionVerifierOptions, type VerifiedSession,
 } from './verify.js';
-export { createSessionTokenCache, JWT_COOKIE_NAME, type CachedToken, type SessionTokenCache, type SessionTokenCacheOptions } from './token-cache.js';
+export { createSessionTokenCache, type CachedToken, type SessionTokenCache, type SessionTokenCacheOptions } from './token-cache.js';
+export {
+  expressSession, fastifySession, sessionOf, unauthenticatedProblem, type ReplyLike, type RequestWithSession, type ResponseLike,
+} from './middleware.js';
+export { localhostFetch } from './localhost-fetch.js';

@@ -1,7 +1,8 @@
-import { JWT_COOKIE_NAME } from './token-cache.js';
+import { unauthenticatedProblem } from './middleware.js';
+import { SESSION_JWT_COOKIE } from './token-cache.js';
 import { createSessionVerifier, sessionTokenOf, type SessionVerifier, type VerifiedSession } from './verify.js';
 
-export { JWT_COOKIE_NAME, type VerifiedSession };
+export { SESSION_JWT_COOKIE, type VerifiedSession };
 
 export interface GatehouseNextOptions {
   /** The environment's frontend URL (default `GATEHOUSE_FRONTEND_URL`): the tokens' issuer and where the JWKS is. */
@@ -28,12 +29,7 @@ const matcher = (routes: (string | RegExp)[] | ((pathname: string) => boolean)) 
 
 /** The 401 a protected route handler answers without a session: problem+json as Gatehouse's own (RFC 9457). */
 export function unauthenticated(): Response {
-  const body = {
-    type: 'urn:gatehouse:problem:unauthenticated', title: 'Unauthorized', status: 401,
-    detail: 'Send a valid Gatehouse session token: Authorization: Bearer <session JWT>, or the session JWT cookie.',
-    properties: { code: 'unauthenticated' },
-  };
-  return new Response(JSON.stringify(body), {
+  return new Response(JSON.stringify(unauthenticatedProblem()), {
     status: 401, headers: { 'content-type': 'application/problem+json', 'www-authenticate': 'Bearer', 'cache-control': 'no-store' },
   });
 }
@@ -44,7 +40,7 @@ export function unauthenticated(): Response {
  * answers API routes 401; `auth()` answers the session in server components, route handlers and actions.
  */
 export function gatehouseNext(options: GatehouseNextOptions = {}) {
-  const cookieName = options.cookieName ?? JWT_COOKIE_NAME;
+  const cookieName = options.cookieName ?? SESSION_JWT_COOKIE;
   const signInUrl = options.signInUrl ?? '/sign-in';
   const signInIsHere = signInUrl.startsWith('/');
   let verifier = options.verifier;

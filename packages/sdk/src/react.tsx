@@ -3,7 +3,7 @@ import { createContext, useContext, useEffect, useMemo, useSyncExternalStore, ty
 import { createClientPlane, type ClientPlane } from './client-plane.js';
 import { createSessionStore, type CookieModeOptions, type SessionState, type SessionStore } from './session-store.js';
 
-export { JWT_COOKIE_NAME } from './token-cache.js';
+export { SESSION_JWT_COOKIE } from './token-cache.js';
 export type { CookieModeOptions, GatehouseOrganization, GatehouseSession, GatehouseUser } from './session-store.js';
 
 export interface GatehouseProviderProps {

@@ -2,7 +2,7 @@ import { decodeJwt, type JWTPayload } from 'jose';
 import type { ClientPlane } from './client-plane.js';
 import { GatehouseError } from './errors.js';
 import { OPERATIONS } from './generated/operations.js';
-import { createSessionTokenCache, JWT_COOKIE_NAME, type CachedToken } from './token-cache.js';
+import { createSessionTokenCache, SESSION_JWT_COOKIE, type CachedToken } from './token-cache.js';
 import type { components } from './types.js';
 
 export type GatehouseUser = components['schemas']['CurrentUser'];
@@ -64,7 +64,7 @@ function writeJwtCookie(options: CookieModeOptions, token: CachedToken | null) {
   // Typed here rather than through the DOM library, so the published types need no `dom` lib.
   const page = globalThis as unknown as { location?: { protocol: string }; document: { cookie: string } };
   if (page.location?.protocol === 'https:') attributes.push('Secure');
-  page.document.cookie = [`${options.name ?? JWT_COOKIE_NAME}=${token?.token ?? ''}`, ...attributes].join('; ');
+  page.document.cookie = [`${options.name ?? SESSION_JWT_COOKIE}=${token?.token ?? ''}`, ...attributes].join('; ');
 }
 
 /** Every page of the user's organizations. */

@@ -5,7 +5,7 @@ import { decodeJwt } from 'jose';
  * `__session`: that is Gatehouse's opaque session cookie, and an app served on the frontend host would
  * overwrite it.
  */
-export const JWT_COOKIE_NAME = '__gatehouse_jwt';
+export const SESSION_JWT_COOKIE = '__gatehouse_jwt';
 
 /** A session JWT and the moment it expires, on the cache's clock. */
 export interface CachedToken { token: string; expiresAtMs: number; lifetimeMs: number }

@@ -1,6 +1,7 @@
 import createClient, { type Client } from 'openapi-fetch';
 import { errorFromResponse, GatehouseError, sdkError } from './errors.js';
 import { OPERATIONS, type OperationId } from './generated/operations.js';
+import { localhostFetch } from './localhost-fetch.js';
 import type { paths } from './generated/schema.js';
 import type { CallOptions, Credentials } from './types.js';
 
@@ -8,6 +9,7 @@ export interface TransportOptions {
   baseUrl: string;
   /** Headers on every call (the secret key, a session token). */
   headers?: (() => Record<string, string>) | undefined;
+  /** Default: the global fetch, reaching `*.localhost` hosts on loopback in Node (see localhost-fetch.ts). */
   fetch?: ((request: Request) => Promise<Response>) | undefined;
   /** Retries of a 429 or 503 for calls that are safe to repeat (default 3); 0 turns retrying off. */
   maxRetries?: number | undefined;
@@ -58,7 +60,7 @@ function attemptSignal(signal: AbortSignal | undefined, timeoutMs: number | unde
 export function createTransport(options: TransportOptions) {
   const baseUrl = options.baseUrl.replace(/\/$/, '');
   const client: Client<paths> = createClient<paths>({
-    baseUrl, ...(options.fetch && { fetch: options.fetch }), ...(options.credentials && { credentials: options.credentials }),
+    baseUrl, fetch: options.fetch ?? localhostFetch, ...(options.credentials && { credentials: options.credentials }),
   });
   const request = client.request as (method: string, url: string, init: unknown) => Promise<{ data?: string; error?: unknown; response: Response }>;
   const maxRetries = options.maxRetries ?? 3;

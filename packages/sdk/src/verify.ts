@@ -1,6 +1,8 @@
-import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
+import { createRemoteJWKSet, customFetch, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import { GatehouseError } from './errors.js';
+import { localhostFetch } from './localhost-fetch.js';
 import type { ServerClient } from './server.js';
+import { SESSION_JWT_COOKIE } from './token-cache.js';
 
 /** Who a verified request comes from. */
 export interface VerifiedSession {
@@ -8,12 +10,18 @@ export interface VerifiedSession {
   sessionId: string;
   /** The operator behind an impersonated session (the token's `act.sub`), else null. */
   actorId: string | null;
+  /** The session's active organization (`org_id`), its user's role key there (`org_role`) and its slug (`org_slug`); null without one. */
+  orgId: string | null;
+  orgRole: string | null;
+  orgSlug: string | null;
   claims: JWTPayload;
 }
 
-export interface SessionVerifierOptions {
-  /** The environment's frontend URL: the tokens' issuer, where the JWKS is published. */
-  frontendUrl: string;
+export { SESSION_JWT_COOKIE };
+
+interface VerifierSettings {
+  /** The `aud` the tokens must carry (the environment's `session.jwtAudience`); not checked when absent. */
+  audience?: string | string[];
   /**
    * With a Server API client, every token is also checked by a call (`POST /sessions/verify`), so a session
    * revoked a moment ago is refused at once; answers are cached `cacheSeconds` (default 10) per token.
@@ -27,9 +35,20 @@ export interface SessionVerifierOptions {
    * in the cached JWKS fetches it again at once (at most once every 5 s).
    */
   jwksCacheSeconds?: number;
-  /** The cookie that may carry the session JWT (default `__session`); a bearer token is read first. */
+  /** The cookie that may carry the session JWT (default `__gatehouse_jwt`); a bearer token is read first. */
   cookieName?: string;
+  /** The fetch the JWKS is read with (default: the global one, reaching `*.localhost` hosts on loopback in Node). */
+  fetch?: typeof fetch;
 }
+
+/**
+ * Where the tokens come from: the environment's frontend URL (`issuer` is that URL, `jwksUrl` its
+ * `/.well-known/jwks.json`), or `issuer` and `jwksUrl` apart (a JWKS read through an internal address).
+ */
+export type SessionVerifierOptions = VerifierSettings & (
+  | { frontendUrl: string; issuer?: string; jwksUrl?: string }
+  | { frontendUrl?: undefined; issuer: string; jwksUrl: string }
+);
 
 /** The headers of a request, whichever framework made it (Fetch `Request`, Node's `IncomingMessage`, Express, Fastify). */
 export type RequestLike = { headers: Headers | Record<string, string | string[] | undefined> };
@@ -41,15 +60,24 @@ function header(request: RequestLike, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** The session JWT a request carries: `Authorization: Bearer <jwt>`, else the named cookie. */
-export function sessionTokenOf(request: RequestLike, cookieName = '__session'): string | undefined {
-  const bearer = /^Bearer\s+(\S+)$/i.exec(header(request, 'authorization') ?? '')?.[1];
-  if (bearer) return bearer;
+/** Three base64url parts: the shape of a JWS. Gatehouse's opaque session token (`sess_...`) never has it. */
+const looksLikeJwt = (token: string) => /^[\w-]+\.[\w-]+\.[\w-]+$/.test(token);
+
+function cookie(request: RequestLike, cookieName: string): string | undefined {
   for (const part of (header(request, 'cookie') ?? '').split(';')) {
     const [name, ...value] = part.trim().split('=');
     if (name === cookieName) return decodedCookie(value.join('='));
   }
   return undefined;
+}
+
+/**
+ * The session JWT a request carries: `Authorization: Bearer <jwt>`, else the named cookie (default
+ * `__gatehouse_jwt`). A value that is not shaped as a JWT (an opaque session token) is never taken for one.
+ */
+export function sessionTokenOf(request: RequestLike, cookieName = SESSION_JWT_COOKIE): string | undefined {
+  const bearer = /^Bearer\s+(\S+)$/i.exec(header(request, 'authorization') ?? '')?.[1];
+  return [bearer, cookie(request, cookieName)].find((token) => token !== undefined && looksLikeJwt(token));
 }
 
 /** A cookie value percent-decoded; one that is not valid percent-encoding (`%`) is taken as it is, and then fails verification. */
@@ -61,28 +89,41 @@ function decodedCookie(value: string): string {
   }
 }
 
+const stringClaim = (value: unknown) => (typeof value === 'string' ? value : null);
+
 const toSession = (claims: JWTPayload): VerifiedSession => ({
-  userId: String(claims.sub), sessionId: String(claims.sid),
-  actorId: typeof (claims.act as { sub?: unknown } | undefined)?.sub === 'string' ? (claims.act as { sub: string }).sub : null, claims,
+  userId: String(claims.sub), sessionId: String(claims.sid), actorId: stringClaim((claims.act as { sub?: unknown } | undefined)?.sub),
+  orgId: stringClaim(claims.org_id), orgRole: stringClaim(claims.org_role), orgSlug: stringClaim(claims.org_slug), claims,
 });
+
+/** The issuer and the JWKS URL the options name, without a trailing slash on a frontend URL. */
+function sourcesOf(options: SessionVerifierOptions): { issuer: string; jwksUrl: string } {
+  const frontendUrl = options.frontendUrl?.replace(/\/$/, '');
+  const issuer = options.issuer ?? frontendUrl;
+  const jwksUrl = options.jwksUrl ?? (frontendUrl && `${frontendUrl}/.well-known/jwks.json`);
+  if (!issuer || !jwksUrl) throw new TypeError('createSessionVerifier needs `frontendUrl`, or both `issuer` and `jwksUrl`.');
+  return { issuer, jwksUrl };
+}
 
 /**
  * Verifies session JWTs in a customer's backend: `verify(request)` answers the session, or null when the
- * request carries no valid token (missing, malformed, expired, another issuer's, revoked when checked online).
+ * request carries no valid token (missing, malformed, expired, another issuer's or audience's, revoked when
+ * checked online).
  */
 export function createSessionVerifier(options: SessionVerifierOptions) {
-  const issuer = options.frontendUrl.replace(/\/$/, '');
-  const jwks = createRemoteJWKSet(new URL(`${issuer}/_svc/.well-known/jwks.json`), {
-    cacheMaxAge: (options.jwksCacheSeconds ?? 60) * 1000, cooldownDuration: 5000,
+  const { issuer, jwksUrl } = sourcesOf(options);
+  const jwks = createRemoteJWKSet(new URL(jwksUrl), {
+    cacheMaxAge: (options.jwksCacheSeconds ?? 60) * 1000, cooldownDuration: 5000, [customFetch]: options.fetch ?? localhostFetch,
   });
+  const checks = { issuer, algorithms: ['ES256'], requiredClaims: ['sub', 'sid', 'exp'], ...(options.audience !== undefined && { audience: options.audience }) };
   const cacheMs = (options.cacheSeconds ?? 10) * 1000;
   const checked = new Map<string, { session: VerifiedSession | null; until: number }>();
 
-  async function online(token: string): Promise<VerifiedSession | null> {
+  async function online(server: Pick<ServerClient, 'verifySessionToken'>, token: string): Promise<VerifiedSession | null> {
     const cached = checked.get(token);
     if (cached && cached.until > Date.now()) return cached.session;
-    const session = await options.server!.verifySessionToken({ token }).then(
-      (answer) => toSession(answer.claims as JWTPayload),
+    const session = await server.verifySessionToken({ token }).then(
+      (answer) => audienceMatches(answer.claims as JWTPayload, options.audience) ? toSession(answer.claims as JWTPayload) : null,
       (err: unknown) => { if (err instanceof GatehouseError && err.status === 401) return null; throw err; },
     );
     if (checked.size > 10_000) checked.clear();
@@ -91,10 +132,10 @@ export function createSessionVerifier(options: SessionVerifierOptions) {
   }
 
   async function verifyToken(token: string): Promise<VerifiedSession | null> {
-    if (options.server) return online(token);
+    if (!looksLikeJwt(token)) return null;
+    if (options.server) return online(options.server, token);
     try {
-      const { payload } = await jwtVerify(token, jwks, { issuer, algorithms: ['ES256'], requiredClaims: ['sub', 'sid', 'exp'] });
-      return toSession(payload);
+      return toSession((await jwtVerify(token, jwks, checks)).payload);
     } catch (err) {
       // A bad token is an answer (no session); a JWKS that cannot be fetched is an outage, and says so.
       if (err instanceof joseErrors.JOSEError && !(err instanceof joseErrors.JWKSTimeout)) return null;
@@ -112,23 +153,9 @@ export function createSessionVerifier(options: SessionVerifierOptions) {
 }
 export type SessionVerifier = ReturnType<typeof createSessionVerifier>;
 
-const UNAUTHENTICATED = { status: 401, body: { error: 'unauthenticated', message: 'Send a valid Gatehouse session token.' } };
-
-/** Express middleware: `req.gatehouse` is the session; without one, 401 (or the next handler with `optional`). */
-export function expressSession(verifier: SessionVerifier, { optional = false } = {}) {
-  return (req: RequestLike & { gatehouse?: VerifiedSession | null }, res: { status(code: number): { json(body: unknown): unknown } }, next: (err?: unknown) => void) => {
-    verifier.verify(req).then((session) => {
-      req.gatehouse = session;
-      if (!session && !optional) return void res.status(UNAUTHENTICATED.status).json(UNAUTHENTICATED.body);
-      next();
-    }, next);
-  };
-}
-
-/** A Fastify `onRequest` hook: `request.gatehouse` is the session; without one, 401 (unless `optional`). */
-export function fastifySession(verifier: SessionVerifier, { optional = false } = {}) {
-  return async (request: RequestLike & { gatehouse?: VerifiedSession | null }, reply: { code(status: number): { send(body: unknown): unknown } }) => {
-    request.gatehouse = await verifier.verify(request);
-    if (!request.gatehouse && !optional) return reply.code(UNAUTHENTICATED.status).send(UNAUTHENTICATED.body);
-  };
+/** Whether the claims carry the expected audience (any of them), as jose checks it offline. */
+function audienceMatches(claims: JWTPayload, expected: string | string[] | undefined): boolean {
+  if (expected === undefined) return true;
+  const held = Array.isArray(claims.aud) ? claims.aud : claims.aud === undefined ? [] : [claims.aud];
+  return (Array.isArray(expected) ? expected : [expected]).some((aud) => held.includes(aud));
 }

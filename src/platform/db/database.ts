@@ -145,6 +145,12 @@ export function isUnavailableError(err: unknown): boolean {
     .test(e?.message ?? '');
 }
 
+/** True for a foreign-key violation of the named constraint (a row that must point at one that is not there). */
+export function isForeignKeyViolation(err: unknown, constraint: string): boolean {
+  const e = err as { code?: string; constraint?: string };
+  return e?.code === '23503' && e.constraint === constraint;
+}
+
 /** True for a unique-constraint violation, optionally of one named constraint or index. */
 export function isUniqueViolation(err: unknown, constraint?: string): boolean {
   const e = err as { code?: string; constraint?: string };

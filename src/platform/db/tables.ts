@@ -35,6 +35,8 @@ export interface SessionRow {
   created_at: Date; last_active_at: Date; idle_timeout_seconds: number; expires_at: Date; revoked_at: Date | null;
   authenticated_at: Date | null;
   amr: Generated<string[]>; enrolment_only: Generated<boolean>;
+  /** The organization whose claims the session's JWTs carry; a key into the user's membership, cleared when it ends. */
+  active_organization_id: string | null;
 }
 
 export interface VerificationCodeRow {

@@ -208,6 +208,30 @@ function allowedOriginsOf(env: ClientEnvironment): Set<string> {
   return new Set([...escapeHatchOrigins(env.frontendHost), ...env.allowedOrigins]);
 }
 
+/** Sets the environment the request's Host header names; an unknown host is 404. */
+async function environmentOfHost(request: FastifyRequest, resolve: ClientPlaneDeps['resolveEnvironment']): Promise<ClientEnvironment> {
+  const host = request.headers.host ?? '';
+  const env = await resolve(host);
+  if (!env) throw new ProblemError(404, 'resource_not_found', `No environment serves the host "${host}".`);
+  request.clientEnvironment = env;
+  request.environmentId = env.id;
+  ownConnections(env.id);
+  return env;
+}
+
+/**
+ * The root of each frontend host, outside `/_svc`: public documents only (OIDC discovery and the JWKS, where
+ * OpenID Connect Discovery looks for them under the issuer). The environment comes from the Host header, as on
+ * the client plane; no cookies, no CORS, and no preflight route that would also answer paths of the other planes.
+ */
+export function frontendRoot(resolveEnvironment: ClientPlaneDeps['resolveEnvironment'], routes: FastifyPluginAsync[]): FastifyPluginAsync {
+  return async (app) => {
+    documentSecurity(app, PLANE_SECURITY.clientPublic);
+    app.addHook('onRequest', async (request) => { await environmentOfHost(request, resolveEnvironment); });
+    for (const plugin of routes) await app.register(plugin);
+  };
+}
+
 /**
  * The client plane: the environment comes from the Host header; a session from the `__session`
  * cookie (browsers) or a bearer session token (native apps). A state change carrying a foreign Origin
@@ -217,12 +241,7 @@ export function clientPlane(deps: ClientPlaneDeps): FastifyPluginAsync {
   return async (app) => {
     documentSecurity(app, PLANE_SECURITY.clientPublic);
     app.addHook('onRequest', async (request) => {
-      const host = request.headers.host ?? '';
-      const env = await deps.resolveEnvironment(host);
-      if (!env) throw new ProblemError(404, 'resource_not_found', `No environment serves the host "${host}".`);
-      request.clientEnvironment = env;
-      request.environmentId = env.id;
-      ownConnections(env.id);
+      const env = await environmentOfHost(request, deps.resolveEnvironment);
       const origin = request.headers.origin;
       if (!SAFE_METHODS.has(request.method) && origin !== undefined && !allowedOriginsOf(env).has(origin)) {
         throw new ProblemError(403, 'forbidden', `Origin ${origin} is not allowed for this environment.`);

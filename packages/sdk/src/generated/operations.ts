@@ -94,6 +94,7 @@ export const OPERATIONS = {
   searchInvitations: { plane: 'server', method: 'POST', path: '/api/server/v1/invitations/search', pathParams: [], query: ["limit","cursor"], body: ["statuses","emailSearch","publicMetadata","privateMetadata"], idempotencyKey: false, startsSession: false },
   searchUsers: { plane: 'server', method: 'POST', path: '/api/server/v1/users/search', pathParams: [], query: ["limit","cursor"], body: ["emailSearch","statuses","publicMetadata","privateMetadata"], idempotencyKey: false, startsSession: false },
   sendVerificationCode: { plane: 'client', method: 'POST', path: '/_svc/auth/verify-email/send', pathParams: [], query: [], body: ["email"], idempotencyKey: false, startsSession: false },
+  setActiveOrganization: { plane: 'client', method: 'POST', path: '/_svc/sessions/current/active-organization', pathParams: [], query: [], body: ["organizationId"], idempotencyKey: false, startsSession: false },
   setAllowedOrigins: { plane: 'server', method: 'PUT', path: '/api/server/v1/allowed-origins', pathParams: [], query: [], body: ["origins"], idempotencyKey: false, startsSession: false },
   signIn: { plane: 'client', method: 'POST', path: '/_svc/auth/sign-in', pathParams: [], query: ["_is_native"], body: ["email","password"], idempotencyKey: false, startsSession: true },
   signInWithPasskey: { plane: 'client', method: 'POST', path: '/_svc/auth/passkey', pathParams: [], query: ["_is_native"], body: ["response"], idempotencyKey: false, startsSession: true },

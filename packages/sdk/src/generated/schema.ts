@@ -1470,6 +1470,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/_svc/sessions/current/active-organization": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Choose the session's active organization
+         * @description The JWTs of this session then carry `org_id`, `org_role` (the user's role key there) and `org_slug` (when the organization has one); `null` clears it. The user must be a member: else 404 `organization_not_found`, as for an organization that does not exist. When the membership ends (removed, left, the organization deleted) the session has no active organization again.
+         */
+        post: operations["setActiveOrganization"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_svc/auth/sign-out": {
         parameters: {
             query?: never;
@@ -1654,7 +1674,7 @@ export interface paths {
         put?: never;
         /**
          * Get a JWT of the current session
-         * @description An ES256 JWT of the current session, valid `session.jwtLifetimeSeconds` (default 60). Claims: `iss` (the frontend URL), `sub` (user id), `sid` (session id), `iat`, `nbf`, `exp`, `jti`, `azp` (the request's Origin when it is an allowed origin), `act: {sub: <operator>}` on an impersonated session, and `public_metadata` when its JSON fits 1 KiB. Never private metadata.
+         * @description An ES256 JWT of the current session, valid `session.jwtLifetimeSeconds` (default 60). Claims: `iss` (the frontend URL), `sub` (user id), `sid` (session id), `iat`, `nbf`, `exp`, `jti`, `azp` (the request's Origin when it is an allowed origin), `act: {sub: <operator>}` on an impersonated session, `amr`, `public_metadata` when its JSON fits 1 KiB, `aud` when the setting `session.jwtAudience` is set, and `org_id`, `org_role`, `org_slug` while the session has an active organization (POST /sessions/current/active-organization). Never private metadata.
          */
         post: operations["createSessionToken"];
         delete?: never;
@@ -1749,6 +1769,51 @@ export interface paths {
         put?: never;
         /** Cancel my erasure during its grace period */
         post: operations["cancelMyDataRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The environment's public signing keys (JWKS) (at the issuer's root)
+         * @description The signing key and any rotated-out key whose tokens may still be valid; cacheable for 5 minutes. A backend verifies a session token in five lines (Node, jose):
+         *
+         *     ```ts
+         *     import { createRemoteJWKSet, jwtVerify } from 'jose';
+         *     const issuer = 'https://auth.example.com'; // the environment's frontend URL
+         *     const jwks = createRemoteJWKSet(new URL(`${issuer}/_svc/.well-known/jwks.json`));
+         *     const { payload } = await jwtVerify(token, jwks, { issuer, algorithms: ['ES256'] });
+         *     const userId = payload.sub, sessionId = payload.sid;
+         *     ```
+         */
+        get: operations["getIssuerJwks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/openid-configuration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** OpenID Connect discovery (at the issuer's root) */
+        get: operations["getIssuerOpenIdConfiguration"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2342,6 +2407,7 @@ export interface components {
                 idleTimeoutSeconds: number;
                 maxLifetimeSeconds: number;
                 jwtLifetimeSeconds: number;
+                jwtAudience: string | null;
             };
             lockout: {
                 maxFailedAttempts: number;
@@ -2839,7 +2905,7 @@ export interface components {
         };
         /**
          * Session
-         * @description A client session.
+         * @description A client session. `activeOrganizationId`: the organization whose claims (org_id, org_role, org_slug) its JWTs carry; null for none, and again once the user's membership there ends.
          */
         Session: {
             /** Format: uuid */
@@ -2859,6 +2925,7 @@ export interface components {
             revokedAt: string | null;
             /** @description How the user proved who they are (RFC 8176): pwd, otp, mfa, fed, hwk, swk, email (an emailed code). */
             amr: string[];
+            activeOrganizationId: string | null;
         };
         /**
          * SessionActor
@@ -7453,6 +7520,51 @@ export interface operations {
             };
         };
     };
+    setActiveOrganization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description `organizationId`: one of the signed-in user's organizations, or null for none. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    organizationId: null | string;
+                };
+            };
+        };
+        responses: {
+            /** @description A client session. `activeOrganizationId`: the organization whose claims (org_id, org_role, org_slug) its JWTs carry; null for none, and again once the user's membership there ends. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     signOut: {
         parameters: {
             query?: never;
@@ -8333,6 +8445,82 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DataRequest"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getIssuerJwks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 7517 JSON Web Key Set */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JWKS"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getIssuerOpenIdConfiguration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OpenID Connect discovery for the environment's session tokens. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenIdConfiguration"];
                 };
             };
             /** @description Error (RFC 9457) */
