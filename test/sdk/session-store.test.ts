@@ -25,6 +25,11 @@ function fakeClient(state: { signedIn: boolean; claims?: Record<string, unknown>
     listMyOrganizations: whenSignedIn('listMyOrganizations', () => ({ items: ORGS, nextCursor: null, hasMore: false })),
     signIn: async () => { calls.push('signIn'); state.signedIn = true; return { user: USER, session: { id: 'sess-1' } }; },
     signOut: async () => { calls.push('signOut'); state.signedIn = false; },
+    setActiveOrganization: async ({ organizationId }: { organizationId: string | null }) => {
+      calls.push('setActiveOrganization');
+      state.claims = organizationId ? { org_id: organizationId } : {};
+      return { id: 'sess-1', activeOrganizationId: organizationId };
+    },
   };
   return { client: client as unknown as ClientPlane, calls };
 }
@@ -80,6 +85,18 @@ describe('the session store behind the React hooks', () => {
     expect(store.getState().organizations).toEqual(ORGS);
     expect(store.getState().session?.organizationId).toBe('org-2');
     expect(calls.filter((call) => call === 'listMyOrganizations')).toHaveLength(1);
+  });
+
+  it('takes a new token when the active organization changes, so the session names it at once', async () => {
+    const { client, calls } = fakeClient({ signedIn: true });
+    const store = createSessionStore({ client });
+    await store.start();
+    expect(store.getState().session).toMatchObject({ organizationId: null });
+
+    await store.client.setActiveOrganization({ organizationId: 'org-2' });
+
+    expect(store.getState().session).toMatchObject({ organizationId: 'org-2' });
+    expect(calls.slice(-2)).toEqual(['setActiveOrganization', 'createSessionToken']);
   });
 
   it('reports a failure to reach Gatehouse as the error, apart from a signed-out answer', async () => {

@@ -81,6 +81,8 @@ export function useOrganization() {
     organizations: organizations ?? [],
     organization: organizations?.find((candidate) => candidate.id === session?.organizationId) ?? null,
     reload: () => store.loadOrganizations({ force: true }),
+    /** Makes one of the user's organizations the session's active one (null: none); its JWTs then carry it. */
+    setActive: (organizationId: string | null) => store.client.setActiveOrganization({ organizationId }),
   };
 }
 

@@ -156,7 +156,7 @@ export function createSessionStore(options: SessionStoreOptions) {
   }
 
   return {
-    client: followingClient(options.client, reload, signedOut),
+    client: followingClient(options.client, { reload, signedOut, reissueToken: () => cache.getToken({ skipCache: true }) }),
     getState: (): SessionState => state,
     subscribe(listener: () => void) {
       listeners.add(listener);
@@ -176,15 +176,20 @@ export function createSessionStore(options: SessionStoreOptions) {
 }
 export type SessionStore = ReturnType<typeof createSessionStore>;
 
-function followingClient(client: ClientPlane, reload: () => Promise<void>, signedOut: () => void): ClientPlane {
+interface Followers { reload: () => Promise<void>; signedOut: () => void; reissueToken: () => Promise<unknown> }
+
+/** The client plane, with the calls that change the session (start, end, active organization) updating the state. */
+function followingClient(client: ClientPlane, { reload, signedOut, reissueToken }: Followers): ClientPlane {
   const following: Record<string, unknown> = { ...client };
   for (const [id, operation] of Object.entries(OPERATIONS)) {
-    if (operation.plane !== 'client' || !(operation.startsSession || id === 'signOut')) continue;
+    if (operation.plane !== 'client' || !(operation.startsSession || id === 'signOut' || id === 'setActiveOrganization')) continue;
     const method = (client as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>)[id]!;
     following[id] = async (...args: unknown[]) => {
       const answer = await method(...args);
       // A sign-in answering a second-factor challenge has no session yet: nothing changed.
       if (id === 'signOut') signedOut();
+      // The next JWT carries the organization claims (org_id, org_role, org_slug): do not wait for the cached one to expire.
+      else if (id === 'setActiveOrganization') await reissueToken();
       else if (typeof answer === 'object' && answer !== null && 'session' in answer) await reload();
       return answer;
     };
