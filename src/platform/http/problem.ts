@@ -79,8 +79,6 @@ function toProblem(error: FastifyError, request: FastifyRequest): ProblemError |
       return new ProblemError(400, 'invalid_request', 'The URL is not validly percent-encoded.');
     case 'FST_ERR_MAX_PARAM_LENGTH':
       return new ProblemError(400, 'invalid_request', 'A path segment of the URL is too long.');
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new ProblemError(400, 'invalid_request', 'The request has a JSON content type but an empty body.');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new ProblemError(400, 'invalid_request', 'The request body is not valid JSON.');
   }
