@@ -11,5 +11,5 @@ export function acceptJsonBodies(app: FastifyInstance) {
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
-    (body.length === 0 ? done(null, undefined) : parseJson(request, body, done)));
+    (body.length === 0 ? done(null, undefined) : parseJson(request, body as string, done)));
 }
