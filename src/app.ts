@@ -51,6 +51,7 @@ import type { Notifications } from './platform/db/notifications.js';
 import { withDeadline } from './platform/db/pool.js';
 import { warnOnUntrustedForwarding } from './platform/http/forwarded-warning.js';
 import { capConnections, httpServerOptions, type HttpLimits } from './platform/http/limits.js';
+import { acceptJsonBodies } from './platform/http/json-body.js';
 import { registerMetrics, type MetricsExposure } from './platform/http/metrics-route.js';
 import { serializeRequest } from './platform/http/request-log.js';
 import { createMetrics, watchMailBacklog, watchPool, type Metrics, type PoolStats } from './platform/metrics.js';
@@ -132,8 +133,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Errors raised before routing (a badly encoded URL) are problem+json too.
     frameworkErrors: replyWithProblem,
   });
-  // Bodies are JSON only: a text/plain body is 415, not a string that fails validation.
-  app.removeContentTypeParser('text/plain');
+  acceptJsonBodies(app);
   capConnections(app, options.httpLimits);
   warnOnUntrustedForwarding(app);
 

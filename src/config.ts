@@ -1,4 +1,5 @@
-import { isIP } from 'node:net';
+import { lookup } from 'node:dns/promises';
+import { createServer, isIP } from 'node:net';
 import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
 import { parseEncryptionKey } from './platform/crypto/encryption.js';
@@ -158,3 +159,40 @@ export const housekeepingOf = (config: Config): Housekeeping => ({
   outboxRetentionDays: config.retentionOutboxDays,
   jobRetentionDays: HOUSEKEEPING_DEFAULTS.jobRetentionDays,
 });
+
+/**
+ * Where the server will listen, tried before the database is opened or anything created: a HOST that does not
+ * resolve, or a port that is taken or out of reach, stops the start with one sentence (a ConfigError) instead of
+ * a stack after the first environment was created and its key printed.
+ */
+export async function assertCanListen(config: Config) {
+  await lookup(config.host).catch((err: NodeJS.ErrnoException) => {
+    throw new ConfigError(`HOST "${config.host}" does not resolve to an address (${err.code ?? err.message}): set HOST to a name or address of this machine, such as localhost or 0.0.0.0.`);
+  });
+  await canBind(config.host, config.port, 'PORT');
+  if (config.metricsPort) await canBind(config.host, config.metricsPort, 'GATEHOUSE_METRICS_PORT');
+}
+
+/** Binds the port for a moment and lets it go; port 0 (any free port) always binds. */
+async function canBind(host: string, port: number, variable: string) {
+  if (port === 0) return;
+  const probe = createServer();
+  try {
+    await new Promise<void>((resolve, reject) => probe.once('error', reject).listen({ host, port, exclusive: true }, resolve));
+  } catch (err) {
+    throw new ConfigError(listenFailure(err as NodeJS.ErrnoException, variable) ?? `Cannot listen on ${host}:${port}: ${(err as Error).message}.`);
+  } finally {
+    await new Promise((resolve) => probe.close(resolve));
+  }
+}
+
+/** The sentence for a listen that failed for a reason the operator can fix (Node puts the address and port on the error); undefined for any other error. */
+export function listenFailure(err: NodeJS.ErrnoException & { address?: string; port?: number }, variable = 'PORT'): string | undefined {
+  const { address, port } = err;
+  switch (err.code) {
+    case 'EADDRINUSE': return `Port ${port} on ${address} is already in use (another Gatehouse, or another server): stop it, or set ${variable} to a free port.`;
+    case 'EADDRNOTAVAIL': return `HOST ${address} is not an address of this machine: set HOST to one of its names or addresses, such as localhost or 0.0.0.0.`;
+    case 'EACCES': return `Port ${port} needs privileges this process does not have: set ${variable} to 1024 or above, or put a proxy in front.`;
+    default: return undefined;
+  }
+}

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
-import { assertServerConfig, ConfigError, housekeepingOf, loadConfig, type Config } from './config.js';
+import { assertCanListen, assertServerConfig, ConfigError, housekeepingOf, listenFailure, loadConfig, type Config } from './config.js';
 import { createEnvironmentsService } from './environments/service.js';
 import type { CreatedEnvironment } from './environments/schemas.js';
 import { systemCaller } from './platform/caller.js';
@@ -28,6 +28,7 @@ function encryptionKeyOf(config: Config): Buffer {
 async function main() {
   const config = loadConfig();
   assertServerConfig(config);
+  await assertCanListen(config);
   const embedded = !config.databaseUrl;
   const unlockDataDir = embedded ? lockDataDir(config.dataDir) : () => {};
   const limits = { statementTimeoutMs: config.statementTimeoutMs, lockTimeoutMs: config.lockTimeoutMs };
@@ -161,6 +162,12 @@ function firstEnvironmentBanner(env: CreatedEnvironment, port: number, showKey: 
 main().catch((err) => {
   if (err instanceof ConfigError) {
     console.error(err.message);
+    process.exit(2);
+  }
+  // The port was free when checked at the start; another process may have taken it since.
+  const listening = listenFailure(err as NodeJS.ErrnoException);
+  if (listening) {
+    console.error(listening);
     process.exit(2);
   }
   if (err instanceof DataDirLockedError) {

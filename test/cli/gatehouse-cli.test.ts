@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -14,9 +14,10 @@ describe('the gatehouse operator CLI', () => {
   beforeAll(async () => { dataDir = await mkdtemp(join(tmpdir(), 'gatehouse-cli-')); });
   afterAll(() => rm(dataDir, { recursive: true, force: true }));
 
-  const runWith = (extraEnv: Record<string, string>) => async (...args: string[]) => {
+  /** Runs the CLI with --json (the output scripts parse) unless `flags` says otherwise. */
+  const runWith = (extraEnv: Record<string, string>, flags = ['--json']) => async (...args: string[]) => {
     try {
-      const { stdout, stderr } = await run('node', ['bin/gatehouse.js', ...args], {
+      const { stdout, stderr } = await run('node', ['bin/gatehouse.js', ...flags, ...args], {
         env: { ...process.env, GATEHOUSE_DATA_DIR: dataDir, DATABASE_URL: '', PORT: '4321', ...extraEnv },
       });
       return { code: 0, stdout, stderr };
@@ -26,6 +27,8 @@ describe('the gatehouse operator CLI', () => {
     }
   };
   const gatehouse = Object.assign(runWith({}), { withEnv: runWith });
+  /** The CLI as a person runs it: tables, no --json. */
+  const human = runWith({}, []);
 
   it('applies every migration once with migrate, and says the database is up to date the second time', async () => {
     const fresh = await mkdtemp(join(tmpdir(), 'gatehouse-migrate-'));
@@ -72,7 +75,8 @@ describe('the gatehouse operator CLI', () => {
     const revoked = JSON.parse((await gatehouse('signing-keys', 'revoke', env.id, first.id)).stdout).items;
     expect(revoked.find((k: { id: string }) => k.id === first.id).status).toBe('revoked');
     const missing = await gatehouse('signing-keys', 'revoke', env.id);
-    expect(missing.code).toBe(64);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("error: missing required argument 'keyId'");
   });
 
   it('sets, lists and deletes external sign-in providers, taking the secret from GATEHOUSE_OAUTH_CLIENT_SECRET and never printing it', async () => {
@@ -89,7 +93,7 @@ describe('the gatehouse operator CLI', () => {
     expect(noSecret.code).toBe(1);
     expect(noSecret.stderr).toContain('/body/clientSecret');
     const badJson = await gatehouse('oauth-providers', 'set', env.id, 'corp', '{"type":"facebook","name":"x","clientId":"c"}');
-    expect(badJson.code).toBe(64);
+    expect(badJson.code).toBe(2);
     expect(badJson.stderr).toContain('Invalid provider: /type');
 
     const deleted = await gatehouse('oauth-providers', 'delete', env.id, 'google');
@@ -124,7 +128,7 @@ describe('the gatehouse operator CLI', () => {
     expect(again.stderr).toContain('No secret key with this id.');
   });
 
-  it('creates and lists organization role sets, refusing one without an owner with exit code 64', async () => {
+  it('creates and lists organization role sets, refusing one without an owner with exit code 1 and a malformed one with 2', async () => {
     const env = JSON.parse((await gatehouse('env', 'create', '--name', 'roles-test')).stdout);
     const created = await gatehouse('role-sets', 'create', env.id, '--name', 'Billing teams', '--roles', 'owner:Owner, billing:Billing,viewer');
     expect(created.code).toBe(0);
@@ -135,15 +139,18 @@ describe('the gatehouse operator CLI', () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('must have an "owner" role');
     const malformed = await gatehouse('role-sets', 'create', env.id, '--name', 'x', '--roles', 'Owner:Boss');
-    expect(malformed.code).toBe(64);
+    expect(malformed.code).toBe(2);
     expect(malformed.stderr).toContain('Invalid role set');
   });
 
-  it('prints usage and exits 64 for an unknown command', async () => {
-    const res = await gatehouse('env', 'explode');
-    expect(res.code).toBe(64);
-    expect(res.stderr).toContain('Unknown command "env explode"');
-    expect(res.stderr).toContain('Usage: gatehouse <command>');
+  it('exits 2 for an unknown command, suggesting the command meant', async () => {
+    const res = await gatehouse('env', 'lsit');
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain("error: unknown command 'lsit'");
+    expect(res.stderr).toContain('(Did you mean list?)');
+    const group = await gatehouse('usres', 'list');
+    expect(group.code).toBe(2);
+    expect(group.stderr).toContain('(Did you mean users?)');
   });
 
   it('acts through the running server on its embedded database: reads the development mail, lists and creates environments', async () => {
@@ -166,6 +173,22 @@ describe('the gatehouse operator CLI', () => {
       expect(JSON.parse(created.stdout)).toMatchObject({ name: 'staging', secretKey: expect.stringMatching(/^sk_/) });
       const missing = await live('keys', 'revoke', '01900000-0000-7000-8000-000000000000');
       expect(missing.code).toBe(1);
+
+      // Users, organizations and allowed origins go through the Server API, with a key issued for the command.
+      const ada = JSON.parse((await live('users', 'create', development.id, '--email', 'ada@example.com', '--first-name', 'Ada')).stdout);
+      expect(ada).toMatchObject({ email: 'ada@example.com', firstName: 'Ada', status: 'active' });
+      const { secretKey } = JSON.parse((await live('keys', 'create', development.id)).stdout);
+      const org = (await httpRequest(server.port, { method: 'POST', path: '/api/server/v1/organizations', headers: { authorization: `Bearer ${secretKey}` }, body: { name: 'Acme', createdBy: ada.id } })).json();
+      expect(JSON.parse((await live('organizations', 'list', development.id)).stdout).items.map((o: { id: string }) => o.id)).toEqual([org.id]);
+      expect(JSON.parse((await live('organizations', 'get', development.id, org.id)).stdout)).toMatchObject({ id: org.id, name: 'Acme' });
+      expect(JSON.parse((await live('organizations', 'members', development.id, org.id)).stdout).items).toEqual([expect.objectContaining({ userId: ada.id, role: 'owner' })]);
+      const bob = JSON.parse((await live('users', 'create', development.id, '--email', 'bob@example.com')).stdout);
+      expect(JSON.parse((await live('users', 'ban', development.id, bob.id)).stdout).status).toBe('banned');
+      expect(JSON.parse((await live('users', 'list', development.id, '--status', 'banned')).stdout).items.map((u: { id: string }) => u.id)).toEqual([bob.id]);
+      await live('allowed-origins', 'add', development.id, 'http://localhost:5173', 'https://app.example.com');
+      const removed = await live('allowed-origins', 'remove', development.id, 'https://app.example.com');
+      expect(JSON.parse(removed.stdout)).toEqual({ origins: ['http://localhost:5173'] });
+      expect(JSON.parse((await live('allowed-origins', 'list', development.id)).stdout)).toEqual({ origins: ['http://localhost:5173'] });
       await server.stop();
       // A stopped server no longer announces itself: the CLI opens the database again.
       expect(existsSync(join(liveDir, 'server.json'))).toBe(false);
@@ -174,6 +197,56 @@ describe('the gatehouse operator CLI', () => {
       await server.stop();
       await rm(liveDir, { recursive: true, force: true });
     }
+  });
+
+  it('answers --help per command, --version with the package version, and exits 0', async () => {
+    const users = await human('users', '--help');
+    expect(users.code).toBe(0);
+    expect(users.stdout).toContain('Usage: gatehouse users [options] [command]');
+    expect(users.stdout).toMatch(/ban <envId> <userId>\s+ban a user and revoke their sessions/);
+    const create = await human('users', 'create', '--help');
+    expect(create.stdout).toContain('Usage: gatehouse users create [options] <envId>');
+    expect(create.stdout).toContain('--email <email>');
+    const version = await human('--version');
+    expect(version).toMatchObject({ code: 0, stdout: `${JSON.parse(await readFile('package.json', 'utf8')).version}\n` });
+  });
+
+  it('creates, lists, shows, bans and unbans users over the database, as a table by default and JSON with --json', async () => {
+    const env = JSON.parse((await gatehouse('env', 'create', '--name', 'users-test')).stdout);
+    const created = await gatehouse.withEnv({ GATEHOUSE_USER_PASSWORD: 'a long passphrase' })('users', 'create', env.id, '--email', 'grace@example.com', '--first-name', 'Grace', '--last-name', 'Hopper');
+    expect(created.code, created.stderr).toBe(0);
+    const grace = JSON.parse(created.stdout);
+    expect(grace).toMatchObject({ email: 'grace@example.com', firstName: 'Grace', lastName: 'Hopper', status: 'active' });
+    expect(created.stdout).not.toContain('a long passphrase');
+
+    const table = await human('users', 'list', env.id);
+    expect(table.code).toBe(0);
+    const [header, row, ...rest] = table.stdout.trimEnd().split('\n');
+    expect(header).toMatch(/^ID\s+EMAIL\s+NAME\s+STATUS\s+CREATEDAT$/);
+    expect(row).toMatch(new RegExp(`^${grace.id}\\s+grace@example\\.com\\s.*\\bactive\\s+\\d{4}-`));
+    expect(rest).toEqual([]);
+    expect((await human('users', 'get', env.id, grace.id)).stdout).toMatch(/^email:\s+grace@example\.com$/m);
+
+    expect(JSON.parse((await gatehouse('users', 'ban', env.id, grace.id)).stdout).status).toBe('banned');
+    expect(JSON.parse((await gatehouse('users', 'unban', env.id, grace.id)).stdout).status).toBe('active');
+    const nobody = await gatehouse('users', 'get', env.id, '01900000-0000-7000-8000-000000000000');
+    expect(nobody.code).toBe(1);
+    expect(nobody.stderr).toMatch(/No user/);
+    expect((await gatehouse('users', 'list', env.id, '--status', 'gone')).code).toBe(2);
+    const invalid = await gatehouse('users', 'create', env.id, '--email', 'not-an-email');
+    expect(invalid.code).toBe(2);
+    expect(invalid.stderr).toContain('Invalid user: /email must match format "email"');
+    expect((await human('organizations', 'list', env.id)).stdout).toBe('(none)\n');
+  });
+
+  it('adds, lists and removes allowed origins over the database', async () => {
+    const env = JSON.parse((await gatehouse('env', 'create', '--name', 'origins-test')).stdout);
+    expect(JSON.parse((await gatehouse('allowed-origins', 'add', env.id, 'http://localhost:5173')).stdout)).toEqual({ origins: ['http://localhost:5173'] });
+    const table = await human('allowed-origins', 'list', env.id);
+    expect(table.stdout).toBe('ORIGIN\nhttp://localhost:5173\n');
+    expect(JSON.parse((await gatehouse('allowed-origins', 'remove', env.id, 'http://localhost:5173')).stdout)).toEqual({ origins: [] });
+    const bad = await gatehouse('allowed-origins', 'add', env.id, 'not a url');
+    expect(bad.code).toBe(1);
   });
 
   it('refuses to open an embedded data directory that a live process holds', async () => {

@@ -1,9 +1,11 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
+import { expectProblem } from '../helpers/problem.js';
 
 let t: TestApp;
-beforeAll(async () => { t = await startTestApp(); });
+const logLines: string[] = [];
+beforeAll(async () => { t = await startTestApp({ logLevel: 'warn', logStream: { write: (line) => { logLines.push(line); } } }); });
 afterAll(() => t.close());
 
 const APP = 'https://app.example.com';
@@ -23,6 +25,20 @@ function preflight(env: TestEnv, origin: string, path = '/_svc/auth/sign-in', me
     method: 'OPTIONS', url: path,
     headers: { host: env.frontendHost, origin, 'access-control-request-method': method, ...headers },
   });
+}
+
+/**
+ * A refused preflight grants nothing: its Access-Control-Allow-Origin, when it has one, is a sentence for the
+ * browser console (src/platform/http/cors.ts), never the origin nor '*', and no other allow header is sent.
+ */
+function expectRefusedPreflight(res: LightMyRequestResponse, origin: string) {
+  expect(res.statusCode).toBe(403);
+  expect(res.json().properties.code).toBe('origin_not_allowed');
+  expect(res.headers['access-control-allow-origin']).not.toBe(origin);
+  expect(res.headers['access-control-allow-origin']).not.toBe('*');
+  expect(res.headers['access-control-allow-credentials']).toBeUndefined();
+  expect(res.headers['access-control-allow-methods']).toBeUndefined();
+  expect(res.headers['access-control-allow-headers']).toBeUndefined();
 }
 
 function expectNoCors(res: LightMyRequestResponse) {
@@ -212,7 +228,7 @@ describe('CORS on the client plane', () => {
     await withOrigins([APP]);
     const other = await t.given.environment();
     expectNoCors(await t.client(other, { origin: APP }).get('/me'));
-    expectNoCors(await preflight(other, APP));
+    expectRefusedPreflight(await preflight(other, APP), APP);
   });
 
   it('answers a preflight from an allowed origin with 204 and the allow headers', async () => {
@@ -235,19 +251,51 @@ describe('CORS on the client plane', () => {
     expect(res.headers['access-control-allow-headers']).toBe('authorization, content-type');
   });
 
-  it('gives a preflight from a foreign origin no allow headers', async () => {
+  it('refuses a preflight from a foreign origin with 403 origin_not_allowed naming the origin and both ways to allow it', async () => {
     const env = await withOrigins([APP]);
-    const res = await preflight(env, 'https://evil.example.com');
-    expect(res.statusCode).not.toBe(204);
-    expectNoCors(res);
-    expect(res.headers['access-control-allow-headers']).toBeUndefined();
+    const evil = 'https://evil.example.com';
+    const res = await preflight(env, evil, '/_svc/auth/sign-in', 'POST', { 'access-control-request-headers': 'content-type' });
+    const body = expectProblem(res, 403, 'origin_not_allowed');
+    expect(body.detail).toBe(`The origin ${evil} is not an allowed origin of this environment (${env.id}), so browsers refuse its pages' calls. `
+      + `Allow it with PUT /api/server/v1/allowed-origins (the Server API) or npx gatehouse allowed-origins add ${env.id} ${evil}.`);
+    expect(body.properties.origin).toBe(evil);
+    expect(res.headers.vary).toMatch(/Origin/);
+    expectRefusedPreflight(res, evil);
+  });
+
+  it('puts the refusal where the browser console shows it: the Access-Control-Allow-Origin value, a sentence that matches no origin', async () => {
+    const env = await withOrigins([APP]);
+    const res = await preflight(env, 'http://localhost:5173');
+    expect(res.headers['access-control-allow-origin']).toBe(`origin_not_allowed: Gatehouse does not allow http://localhost:5173 for environment ${env.id}; `
+      + `allow it with PUT /api/server/v1/allowed-origins (the Server API) or npx gatehouse allowed-origins add ${env.id} http://localhost:5173`);
+  });
+
+  it('logs a refused preflight at warn with the environment id and the origin', async () => {
+    const env = await withOrigins([APP]);
+    const res = await preflight(env, 'https://logged.example.com', '/_svc/me', 'PATCH');
+    const reqId = String(res.json().instance).replace('urn:uuid:', '');
+    const lines = logLines.map((line) => JSON.parse(line)).filter((line) => line.reqId === reqId && line.level === 40);
+    expect(lines).toEqual([expect.objectContaining({ code: 'origin_not_allowed', environmentId: env.id, origin: 'https://logged.example.com' })]);
+  });
+
+  it('does not echo an origin that is not printable ASCII in the refusal', async () => {
+    const env = await withOrigins([APP]);
+    const res = await preflight(env, 'https://caf\u00e9.example.com');
+    expect(res.statusCode).toBe(403);
+    expect(res.json().properties.origin).toBe('this origin');
+  });
+
+  it('still answers an OPTIONS request that is not a preflight (no Access-Control-Request-Method) with 404', async () => {
+    const env = await withOrigins([APP]);
+    const res = await t.app.inject({ method: 'OPTIONS', url: '/_svc/auth/sign-in', headers: { host: env.frontendHost, origin: 'https://evil.example.com' } });
+    expect(res.statusCode).toBe(404);
   });
 
   it('stops allowing an origin on the very next request once it is removed from the list', async () => {
     const env = await withOrigins([APP]);
     expect((await preflight(env, APP)).headers['access-control-allow-origin']).toBe(APP);
     await t.server(env).put('/allowed-origins', { origins: [] });
-    expectNoCors(await preflight(env, APP));
+    expectRefusedPreflight(await preflight(env, APP), APP);
     expectNoCors(await t.client(env, { origin: APP }).get('/me'));
   });
 

@@ -46,8 +46,11 @@ describe("the README's first commands", () => {
       { timeout: PATIENCE_MS, cwd: new URL('../../', import.meta.url).pathname, env: { ...terminalEnv(), GATEHOUSE_DATA_DIR: dataDir, DATABASE_URL: '' } });
     const answers = stdout.split('\n').filter((line) => line.startsWith('{"')).map((line) => JSON.parse(line));
     expect(answers.length).toBeGreaterThanOrEqual(3);
-    // The CLI's answers (through the running server): the environments list names both.
-    expect(stdout).toContain('"name": "staging"');
+    // The CLI's answers (through the running server): the environments table names both, and the user it created is listed.
+    expect(stdout).toMatch(/^ID\s+NAME\s+FRONTENDHOST$/m);
+    expect(stdout).toMatch(/^\S+\s+staging\s+staging\.localhost:\d+$/m);
+    expect(stdout).toMatch(/^\S+\s+grace@example\.com\s.*\bactive\b/m);
+    expect(stdout).toMatch(/^http:\/\/localhost:5173$/m);
     expect(answers[0]).toMatchObject({ email: 'ada@example.com', status: 'active' });
     expect(answers[1]).toMatchObject({ action: 'document.shared', actor: { type: 'user', id: answers[0].id } });
     expect(answers[2]).toMatchObject({ token: expect.stringMatching(/^imp_/), expiresInSeconds: 600 });

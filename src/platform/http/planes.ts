@@ -1,8 +1,8 @@
 import cookie from '@fastify/cookie';
-import cors from '@fastify/cors';
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { systemCaller, type Caller, type RequestContext } from '../caller.js';
 import { ownConnections, withConnectionOwner } from '../db/pool.js';
+import { refuseForeignPreflight, registerClientCors } from './cors.js';
 import { ProblemError } from './problem.js';
 
 /**
@@ -242,6 +242,7 @@ export function clientPlane(deps: ClientPlaneDeps): FastifyPluginAsync {
     documentSecurity(app, PLANE_SECURITY.clientPublic);
     app.addHook('onRequest', async (request) => {
       const env = await environmentOfHost(request, deps.resolveEnvironment);
+      refuseForeignPreflight(request, env);
       const origin = request.headers.origin;
       if (!SAFE_METHODS.has(request.method) && origin !== undefined && !allowedOriginsOf(env).has(origin)) {
         throw new ProblemError(403, 'forbidden', `Origin ${origin} is not allowed for this environment.`);
@@ -249,16 +250,7 @@ export function clientPlane(deps: ClientPlaneDeps): FastifyPluginAsync {
     });
     // Only the client plane reads cookies; the other planes skip parsing them.
     await app.register(cookie);
-    // CORS with credentials for the environment's allowed origins only; registered after the hook above
-    // so the environment is known, and at this level so it covers every client route and the preflight.
-    await app.register(cors, {
-      delegator: (request, callback) => {
-        const origin = request.headers.origin;
-        const env = (request as FastifyRequest).clientEnvironment;
-        const allowed = origin !== undefined && env !== null && env.allowedOrigins.includes(origin);
-        callback(null, { origin: allowed ? origin : false, credentials: true, maxAge: 600, methods: ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'] });
-      },
-    });
+    await registerClientCors(app);
     for (const plugin of deps.publicRoutes) await app.register(plugin);
     await app.register(async (signedIn) => {
       documentSecurity(signedIn, PLANE_SECURITY.clientSession);

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isUnavailableError } from '../db/database.js';
 import { setSecurityHeaders } from './security-headers.js';
+import { fieldErrors, validationDetail } from './validation-errors.js';
 
 const TITLES: Record<number, string> = {
   400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 408: 'Request Timeout', 409: 'Conflict',
@@ -60,14 +61,9 @@ function send(request: FastifyRequest, reply: FastifyReply, problem: ProblemErro
 function toProblem(error: FastifyError, request: FastifyRequest): ProblemError | undefined {
   if (error instanceof ProblemError) return error;
   if (error.validation) {
-    // Unknown and missing properties are reported on their parent object: name the property itself.
-    const property = (params: Record<string, unknown> | undefined) =>
-      params?.additionalProperty ?? params?.missingProperty;
-    const errors = error.validation.map((v) => ({
-      path: `/${error.validationContext ?? 'input'}${v.instancePath}` + (property(v.params) === undefined ? '' : `/${String(property(v.params))}`),
-      message: v.message ?? 'is invalid',
-    }));
-    return new ProblemError(400, 'invalid_request', `Invalid request ${error.validationContext ?? 'input'}: see properties.errors.`, { errors });
+    const part = error.validationContext ?? 'input';
+    const errors = fieldErrors(error.validation, part);
+    return new ProblemError(400, 'invalid_request', validationDetail(errors, part), { errors });
   }
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
@@ -79,8 +75,6 @@ function toProblem(error: FastifyError, request: FastifyRequest): ProblemError |
       return new ProblemError(400, 'invalid_request', 'The URL is not validly percent-encoded.');
     case 'FST_ERR_MAX_PARAM_LENGTH':
       return new ProblemError(400, 'invalid_request', 'A path segment of the URL is too long.');
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new ProblemError(400, 'invalid_request', 'The request has a JSON content type but an empty body.');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new ProblemError(400, 'invalid_request', 'The request body is not valid JSON.');
   }

@@ -23,7 +23,8 @@ function addClamp(ajv: Ajv) {
   });
 }
 
-const common: Options = { removeAdditional: false, useDefaults: true, allErrors: true, strict: false };
+// `verbose` puts each failing keyword's schema on its error: validation-errors.ts lists a union's allowed values from it.
+const common: Options = { removeAdditional: false, useDefaults: true, allErrors: true, strict: false, verbose: true };
 
 interface Validator { (data: unknown): boolean; errors?: FastifySchemaValidationError[] | null }
 
