@@ -83,7 +83,7 @@ const USER_COLUMNS = ['id', 'email', 'name', 'status', 'createdAt'];
 export const ACTIONS: Record<string, (args: Args) => Action> = {
   'env create': ({ options }) => {
     const body = { name: options.name as string, frontendHost: options.frontendHost as string | undefined };
-    return { direct: (s) => s.environments.create(body, s.caller), http: { method: 'POST', path: '/environments', body }, show: { kind: 'record' } };
+    return { direct: (s) => s.environments.create(body, s.caller), http: { method: 'POST', path: '/environments', body }, show: { kind: 'json' } };
   },
   'env list': () => ({
     direct: (s) => s.environments.list(), http: { method: 'GET', path: '/environments', answer: itemsOf },
@@ -94,7 +94,7 @@ export const ACTIONS: Record<string, (args: Args) => Action> = {
     return { direct: (s) => s.environments.update(id!, { settings }), http: { method: 'PATCH', path: `/environments/${id}`, body: { settings } }, show: { kind: 'record' } };
   },
   'keys create': ({ operands: [id] }) => ({
-    direct: (s) => s.environments.createSecretKey(id!, s.caller), http: { method: 'POST', path: `/environments/${id}/secret-keys` }, show: { kind: 'record' },
+    direct: (s) => s.environments.createSecretKey(id!, s.caller), http: { method: 'POST', path: `/environments/${id}/secret-keys` }, show: { kind: 'json' },
   }),
   'keys revoke': ({ operands: [keyId] }) => ({
     direct: (s) => s.environments.revokeSecretKey(keyId!, s.caller), http: { method: 'DELETE', path: `/secret-keys/${keyId}` },

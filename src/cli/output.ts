@@ -8,6 +8,11 @@ export type Show =
   | { kind: 'table'; rows: (result: never) => Record<string, unknown>[]; columns: string[]; more?: (result: never) => string | undefined }
   /** One object, a field a line. */
   | { kind: 'record' }
+  /**
+   * JSON even without `--json`: what `env create` and `keys create` print is fixed by the contract, and it
+   * holds a secret key shown only once, which scripts read from it.
+   */
+  | { kind: 'json' }
   /** Nothing to show but a sentence on stderr. */
   | { kind: 'done'; message: string };
 
@@ -37,7 +42,7 @@ function record(value: Record<string, unknown>): string {
 
 export function print(result: unknown, show: Show, json: boolean) {
   if (show.kind === 'done') return void process.stderr.write(`${show.message}\n`);
-  if (json) return void process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  if (json || show.kind === 'json') return void process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   if (show.kind === 'record') return void process.stdout.write(`${record(result as Record<string, unknown>)}\n`);
   process.stdout.write(`${table(show.rows(result as never), show.columns)}\n`);
   const more = show.more?.(result as never);

@@ -114,6 +114,15 @@ describe('the gatehouse operator CLI', () => {
     expect(bad.stderr).toContain('/settings/passwordPolicy/minLength');
   });
 
+  it('prints a new environment and a new key as JSON even without --json, as the contract fixes (their secret key is shown only then)', async () => {
+    const created = await human('env', 'create', '--name', 'human-json');
+    expect(created.code).toBe(0);
+    const env = JSON.parse(created.stdout);
+    expect(env).toMatchObject({ name: 'human-json', secretKey: expect.stringMatching(/^sk_/) });
+    const key = JSON.parse((await human('keys', 'create', env.id)).stdout);
+    expect(key.secretKey).toMatch(/^sk_/);
+  });
+
   it('issues and revokes secret keys', async () => {
     const env = JSON.parse((await gatehouse('env', 'create', '--name', 'keys-test')).stdout);
     const created = await gatehouse('keys', 'create', env.id);
