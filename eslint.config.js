@@ -29,8 +29,9 @@ const boundaryZones = [
   })),
   {
     // The sign-in wing sits above the noun domains: it calls their participants, never the other way round,
-    // so a second factor or a new way in changes auth/ alone.
-    target: domains.filter((domain) => domain !== 'auth').map((domain) => `./src/${domain}`),
+    // so a second factor or a new way in changes auth/ alone. The hosted pages sit above the wing (its HTML
+    // front, as its routes are its JSON one) and call its services.
+    target: domains.filter((domain) => domain !== 'auth' && domain !== 'hosted-pages').map((domain) => `./src/${domain}`),
     from: './src/auth',
     message: 'Only the sign-in wing imports auth/: a noun domain offers a participant taking the transaction, and auth/ calls it (docs/architecture.md).',
   },
@@ -44,7 +45,7 @@ const boundaryZones = [
 export default tseslint.config(
   { ignores: ['node_modules/**', 'coverage/**', 'packages/*/src/generated/**', 'examples/*/dist/**', 'examples/*/.next/**', 'examples/*/next-env.d.ts'] },
   {
-    files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts', 'packages/*/src/**/*.{ts,tsx}', 'examples/**/*.{ts,tsx}'],
+    files: ['src/**/*.{ts,tsx}', 'test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts', 'packages/*/src/**/*.{ts,tsx}', 'examples/**/*.{ts,tsx}'],
     extends: [js.configs.recommended, ...tseslint.configs.recommended],
     plugins: { import: importPlugin },
     settings: {
@@ -75,7 +76,7 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {
-    files: ['src/**/*.ts'],
+    files: ['src/**/*.{ts,tsx}'],
     rules: { 'import/no-restricted-paths': ['error', { zones: boundaryZones }] },
   },
 );

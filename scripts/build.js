@@ -15,11 +15,11 @@ const files = readdirSync(SRC, { withFileTypes: true, recursive: true })
 
 rmSync(DIST, { recursive: true, force: true });
 await esbuild.build({
-  entryPoints: files.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts')),
+  entryPoints: files.filter((file) => /\.tsx?$/.test(file) && !file.endsWith('.d.ts')),
   outdir: DIST, outbase: SRC, format: 'esm', platform: 'node', target: 'node20', logLevel: 'warning',
 });
-// Files the code reads beside itself (the common-password list).
-for (const asset of files.filter((file) => !file.endsWith('.ts'))) cpSync(asset, join(DIST, relative(SRC, asset)));
+// Files the code reads beside itself (the common-password list, the hosted pages' stylesheet).
+for (const asset of files.filter((file) => !/\.tsx?$/.test(file))) cpSync(asset, join(DIST, relative(SRC, asset)));
 
 const { writeEmbeddedTemplate } = await import(join(DIST, 'platform/db/pglite.js'));
 await writeEmbeddedTemplate();

@@ -25,6 +25,9 @@ import { factorsClientRoutes, factorsServerRoutes } from './factors/routes.js';
 import { passkeysClientRoutes, passkeysServerRoutes } from './passkeys/routes.js';
 import { createPasskeysService } from './passkeys/service.js';
 import { createFactorsService } from './factors/service.js';
+import { csrfTokens } from './hosted-pages/csrf.js';
+import { hostedPagesRoutes } from './hosted-pages/routes.js';
+import { createHostedPages } from './hosted-pages/service.js';
 import { emailAddressesClientRoutes, emailAddressesServerRoutes } from './email-addresses/routes.js';
 import { createEmailAddressesService } from './email-addresses/service.js';
 import { allowedOriginsServerRoutes, environmentClientRoutes, environmentsAdminRoutes } from './environments/routes.js';
@@ -182,9 +185,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const dataRequests = createDataRequestsService({ db, clock, environments, wakeJobs: jobWorker.wake });
   Object.assign(jobHandlers, dataRequests.jobHandlers);
   // The sign-in wing: every route that ends in a session, each through issueSession.
+  const invitationSignUps = createInvitationSignUps({ db, clock, issueSession, invitations, organizationInvitations });
   const signInRoutes = [
     passwordAuthRoutes(passwords, codes),
-    invitationSignUpRoutes(createInvitationSignUps({ db, clock, issueSession, invitations, organizationInvitations })),
+    invitationSignUpRoutes(invitationSignUps),
     impersonationRedeemRoutes(createImpersonationSignIn({ db, clock, issueSession, metrics })),
     externalSignInRoutes(createExternalSignIn({ oauth, secondStep })),
     secondFactorRoutes(secondStep),
@@ -265,7 +269,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     sessionRoutes: [usersClientRoutes(users), emailAddressesClientRoutes(emailAddresses), accountClientRoutes(createAccountService({ db, clock, limiter, mailer, sealer, users })), factorsClientRoutes(factors), passkeysClientRoutes(passkeys), sessionsClientRoutes(sessions), signOutRoutes(sessions), organizationsClientRoutes(createMemberActions(organizations)), organizationInvitationsClientRoutes(organizationInvitations), sessionTokensClientRoutes(sessionTokens), oauthSessionRoutes(oauth), dataRequestsClientRoutes(dataRequests)],
   }), { prefix: '/_svc' });
 
-  await app.register(frontendRoot((host) => environments.findByHost(host), [sessionTokensPublicRoutes(sessionTokens, 'issuerRoot')]));
+  const hostedPages = createHostedPages({ passwords, codes, secondStep, invitationSignUps, invitations, organizationInvitations, sessions, users, providers: oauth.listEnabled });
+  await app.register(frontendRoot((host) => environments.findByHost(host), [
+    sessionTokensPublicRoutes(sessionTokens, 'issuerRoot'),
+    hostedPagesRoutes(hostedPages, csrfTokens(options.encryptionKey)),
+  ]));
 
   if (options.adminToken) {
     await app.register(adminPlane(options.adminToken, adminTokenMatches, [

@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
 import { Nullable } from '../platform/http/common-schemas.js';
 import { deepMerge, type JsonObject } from '../platform/json.js';
-import { isSafeAbsoluteUrl } from './origins.js';
+import { frontendUrl, isSafeAbsoluteUrl } from './origins.js';
 
 const Url = Type.String({ format: 'uri', maxLength: 2048 });
 // Upper bounds keep every value inside what the database columns and dates can hold.
@@ -53,6 +53,21 @@ export const EnvironmentSettings = Type.Object({
     maxFailedAttempts: Count(1), coolDownSeconds: Seconds,
     ipMaxFailures: Count(1), ipWindowSeconds: Type.Integer({ minimum: 1, maximum: 86_400 }),
   }, { additionalProperties: false }),
+  /** The sign-in, sign-up and reset pages Gatehouse serves on the frontend host (contract §3e). */
+  hostedPages: Type.Object({
+    enabled: Type.Boolean(),
+    /** Where a page sends the browser after a sign-in when the link names no redirect_url; null shows a "signed in" page. */
+    afterSignInUrl: Nullable(Url),
+    /** Where /sign-out sends the browser; null sends it to /sign-in. */
+    afterSignOutUrl: Nullable(Url),
+    branding: Type.Object({
+      /** Shown in page titles and headings; null shows the environment's name. */
+      productName: Nullable(Type.String({ minLength: 1, maxLength: 100 })),
+      logoUrl: Nullable(Url),
+      /** The buttons' colour, as #rrggbb; white text sits on it, so pick one dark enough (WCAG AA). */
+      primaryColor: Nullable(Type.String({ pattern: '^#[0-9a-fA-F]{6}$' })),
+    }, { additionalProperties: false }),
+  }, { additionalProperties: false }),
 }, { additionalProperties: false, title: 'EnvironmentSettings' });
 export type EnvironmentSettings = Static<typeof EnvironmentSettings>;
 
@@ -77,6 +92,7 @@ export const DEFAULT_SETTINGS: EnvironmentSettings = Object.freeze({
   passkeys: { enabled: true, rpId: null },
   session: { idleTimeoutSeconds: 604_800, maxLifetimeSeconds: 2_592_000, jwtLifetimeSeconds: 60, jwtAudience: null },
   lockout: { maxFailedAttempts: 10, coolDownSeconds: 3600, ipMaxFailures: 100, ipWindowSeconds: 900 },
+  hostedPages: { enabled: true, afterSignInUrl: null, afterSignOutUrl: null, branding: { productName: null, logoUrl: null, primaryColor: null } },
 }) as EnvironmentSettings;
 
 /**
@@ -88,11 +104,43 @@ export function rpIdFits(rpId: string, frontendHost: string): boolean {
   return rpId === hostname || (rpId.includes('.') && hostname.endsWith(`.${rpId}`));
 }
 
+/** The hosted page that signs an environment invitation up (contract §3e). */
+export const HOSTED_ACCEPT_INVITATION_PATH = '/accept-invitation';
+
+/**
+ * Where an invitation mail links: the environment's signUpUrl, else (hosted pages on) the hosted page on its
+ * frontend host, so invitations work with no configuration; undefined when neither is there.
+ */
+export function invitationSignUpUrl(env: { frontendHost: string; settings: EnvironmentSettings }): string | undefined {
+  if (env.settings.signUpUrl) return env.settings.signUpUrl;
+  return env.settings.hostedPages.enabled ? `${frontendUrl(env.frontendHost)}${HOSTED_ACCEPT_INVITATION_PATH}` : undefined;
+}
+
+/** The hosted page that lets the invitee of an organization sign in or up, then join. */
+export const HOSTED_ACCEPT_ORGANIZATION_INVITATION_PATH = '/accept-organization-invitation';
+
+/** Where an organization invitation mail links: invitationAcceptUrl, else (hosted pages on) the hosted page; undefined sends no mail. */
+export function organizationInvitationAcceptUrl(env: { frontendHost: string; settings: EnvironmentSettings }): string | undefined {
+  if (env.settings.invitationAcceptUrl) return env.settings.invitationAcceptUrl;
+  return env.settings.hostedPages.enabled ? `${frontendUrl(env.frontendHost)}${HOSTED_ACCEPT_ORGANIZATION_INVITATION_PATH}` : undefined;
+}
+
 /** Stored settings are overrides; reading merges them over the defaults. */
 export const resolveSettings = (overrides: JsonObject): EnvironmentSettings =>
   deepMerge(DEFAULT_SETTINGS as unknown as JsonObject, overrides) as unknown as EnvironmentSettings;
 
 const URL_SETTINGS = ['signUpUrl', 'invitationAcceptUrl', 'impersonationLandingUrl'] as const;
+
+/** Every setting holding a URL the service links, redirects or points an image to, by its error path. */
+function urlSettings(settings: EnvironmentSettings): [string, unknown][] {
+  const pages = settings.hostedPages as Partial<EnvironmentSettings['hostedPages']> | undefined;
+  return [
+    ...URL_SETTINGS.map((key): [string, unknown] => [`/settings/${key}`, settings[key]]),
+    ['/settings/hostedPages/afterSignInUrl', pages?.afterSignInUrl],
+    ['/settings/hostedPages/afterSignOutUrl', pages?.afterSignOutUrl],
+    ['/settings/hostedPages/branding/logoUrl', pages?.branding?.logoUrl],
+  ];
+}
 
 /**
  * Errors of a merged settings object, as [{path, message}], one per path; empty when valid.
@@ -110,10 +158,9 @@ export function settingsErrors(settings: EnvironmentSettings): { path: string; m
     byPath.set(path, e.keyword === 'boolean' ? 'is not a known setting' : e.message);
   }
   for (const [path, values] of allowed) byPath.set(path, `must be one of ${values.map((v) => JSON.stringify(v)).join(', ')}`);
-  for (const key of URL_SETTINGS) {
-    const value = settings[key];
-    if (typeof value === 'string' && !byPath.has(`/settings/${key}`) && !isSafeAbsoluteUrl(value)) {
-      byPath.set(`/settings/${key}`, 'must be an absolute URL with a host, and not javascript:, data: or file:');
+  for (const [path, value] of urlSettings(settings)) {
+    if (typeof value === 'string' && !byPath.has(path) && !isSafeAbsoluteUrl(value)) {
+      byPath.set(path, 'must be an absolute URL with a host, and not javascript:, data: or file:');
     }
   }
   if (byPath.size === 0 && settings.passwordPolicy.minLength > settings.passwordPolicy.maxLength) {

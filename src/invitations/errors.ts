@@ -4,7 +4,7 @@ import type { InvitationStatus } from './schemas.js';
 
 export const invitationNotFound = () => new ProblemError(404, 'invitation_not_found', 'No invitation with this id in this environment.');
 export const signUpUrlNotConfigured = () =>
-  new ProblemError(400, 'sign_up_url_not_configured', "Set the environment's signUpUrl setting before inviting: invitation emails link to it.");
+  new ProblemError(400, 'sign_up_url_not_configured', "Set the environment's signUpUrl setting (or turn hostedPages on) before inviting: invitation emails link to it.");
 export const redirectUrlNotAllowed = () =>
   new ProblemError(400, 'redirect_url_not_allowed', "redirectUrl must be an absolute URL whose origin is one of the environment's allowed origins or the signUpUrl's.");
 export const invitationNotPending = (status: InvitationStatus) =>

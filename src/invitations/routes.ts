@@ -17,7 +17,7 @@ export function invitationsServerRoutes(invitations: InvitationsService): Fastif
     app.post('/invitations', {
       schema: { operationId: 'createInvitation',
         summary: 'Invite an email to sign up',
-        description: 'Mails a link to signUpUrl carrying invitation_token. A pending invitation for the same email is replaced (it becomes REVOKED). '
+        description: 'Mails a link to signUpUrl carrying invitation_token (while signUpUrl is null and hostedPages is on, to the hosted page {frontend_url}/accept-invitation). A pending invitation for the same email is replaced (it becomes REVOKED). '
           + "Counts against the environment's invitationRateLimitPerHour (fixed clock hours).",
         tags, body: CreateInvitationBody, response: { 201: InvitationSummary },
       },

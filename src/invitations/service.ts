@@ -1,6 +1,7 @@
 import { recordOwnEvent } from '../audit/service.js';
 import { isAllowedRedirect, urlOrigin } from '../environments/origins.js';
 import type { EnvironmentRecord, EnvironmentsService } from '../environments/service.js';
+import { invitationSignUpUrl } from '../environments/settings.js';
 import { userCaller, type Caller, type CallerContext } from '../platform/caller.js';
 import type { Clock } from '../platform/clock.js';
 import { randomToken, sha256 } from '../platform/crypto/tokens.js';
@@ -55,8 +56,9 @@ export function createInvitationsService({ db, clock, mailer, limiter, environme
     recordOwnEvent(trx, environmentId, { action, ...by, targets: invitationTarget(invitationId), metadata }, clock.now());
 
   function requireSignUpUrl(env: EnvironmentRecord): string {
-    if (!env.settings.signUpUrl) throw signUpUrlNotConfigured();
-    return env.settings.signUpUrl;
+    const url = invitationSignUpUrl(env);
+    if (!url) throw signUpUrlNotConfigured();
+    return url;
   }
 
   /** Every invitation mailed (created or resent) counts against the environment's hourly limit, across processes. */

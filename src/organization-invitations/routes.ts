@@ -11,8 +11,8 @@ import type { OrganizationInvitationsService } from './service.js';
 
 const tags = ['Client: organizations'];
 const CREATE = 'Owner or admin (an admin cannot invite an owner). The token is shown only here and stored hashed. With the '
-  + "environment's invitationAcceptUrl a mail links to it with `invitation_token` (emailDelivery `dispatched`); without it no mail "
-  + 'is sent (`not_configured`) and the token is the only way in. A pending invitation of the same email is replaced. Counts '
+  + "environment's invitationAcceptUrl (else, hosted pages on, {frontend_url}/accept-organization-invitation) a mail links to it with "
+  + '`invitation_token` (emailDelivery `dispatched`); without either no mail is sent (`not_configured`) and the token is the only way in. A pending invitation of the same email is replaced. Counts '
   + "against the environment's invitationRateLimitPerHour (429). Expires in 30 days.";
 const ACCEPT = "The signed-in user joins with the invited role; the invitation must be for the user's verified email (else 403 forbidden). "
   + 'A token works once: 409 invitation_already_accepted, 410 invitation_revoked or invitation_expired, 404 invitation_not_found; '

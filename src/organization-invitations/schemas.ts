@@ -12,7 +12,7 @@ export const OrganizationInvitation = Type.Object(fields, { title: 'Organization
 export type OrganizationInvitation = Static<typeof OrganizationInvitation>;
 
 export const EmailDelivery = Type.Union([Type.Literal('dispatched'), Type.Literal('not_configured')], {
-  description: '`dispatched`: mailed to the invitee with a link to the environment\'s invitationAcceptUrl (best effort); `not_configured`: no accept URL, no mail, the token is the only way in.',
+  description: '`dispatched`: mailed to the invitee with a link to the environment\'s invitationAcceptUrl or hosted page (best effort); `not_configured`: no accept URL, no mail, the token is the only way in.',
 });
 
 /** The answer to creating one: the token, shown only here, and whether a mail went out. */

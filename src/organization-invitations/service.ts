@@ -1,5 +1,6 @@
 import { recordOwnEvent } from '../audit/service.js';
 import type { EnvironmentsService } from '../environments/service.js';
+import { organizationInvitationAcceptUrl } from '../environments/settings.js';
 import { alreadyMember, userNotActive } from '../organizations/errors.js';
 import { authorize } from '../organizations/policy.js';
 import type { Role } from '../organizations/roles.js';
@@ -88,14 +89,15 @@ export function createOrganizationInvitationsService({ db, clock, mailer, limite
     /**
      * Invites an email with a role (invitations:manage; only to a role carrying no permission the
      * inviter's lacks, so only an owner invites an owner). The token is shown once; with the environment's
-     * invitationAcceptUrl a mail carries it, otherwise nothing is sent. A pending invitation of the same
+     * invitationAcceptUrl (or hosted page) a mail carries it, otherwise nothing is sent. A pending invitation of the same
      * email to the organization is replaced.
      */
     async create(environmentId: string, organizationId: string, inviterId: string, body: CreateOrganizationInvitationBody, by: Caller): Promise<CreatedOrganizationInvitation> {
-      const { settings } = await environments.record(environmentId);
+      const env = await environments.record(environmentId);
+      const { settings } = env;
       const email = normalizeEmail(body.email);
       const token = randomToken('orginv_');
-      const acceptUrl = settings.invitationAcceptUrl;
+      const acceptUrl = organizationInvitationAcceptUrl(env);
       const invitation = await inTransaction(db, async (trx) => {
         // The inviter's role is read under the organization lock that role changes take: a demotion either
         // lands before this check or waits until the invitation is stored. A deleted organization is 404 here.

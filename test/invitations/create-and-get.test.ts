@@ -64,8 +64,8 @@ describe('POST /api/server/v1/invitations and GET /api/server/v1/invitations/{id
       expect((await create({ publicMetadata: objectOfSize(4096), privateMetadata: objectOfSize(4096) })).statusCode).toBe(201);
     });
 
-    it('fails with 400 sign_up_url_not_configured while the environment has no signUpUrl, storing and mailing nothing', async () => {
-      const bare = await t.given.environment();
+    it('fails with 400 sign_up_url_not_configured while the environment has no signUpUrl and no hosted pages, storing and mailing nothing', async () => {
+      const bare = await t.given.environment({ hostedPages: { enabled: false } });
       const email = randomEmail();
       expectProblem(await create({ email }, bare), 400, 'sign_up_url_not_configured');
       expect(await countInvitations(t, bare)).toBe(0);

@@ -26,8 +26,8 @@ describe('organization invitations on the client plane', () => {
   const invite = (client: ReturnType<TestApp['client']>, orgId: string, email: string, role = 'member') =>
     client.post(`/organizations/${orgId}/invitations`, { email, role });
 
-  it('invites with a token shown once and stored hashed, and sends no mail without invitationAcceptUrl', async () => {
-    const env = await t.given.environment();
+  it('invites with a token shown once and stored hashed, and sends no mail without invitationAcceptUrl or hosted pages', async () => {
+    const env = await t.given.environment({ hostedPages: { enabled: false } });
     const { org, owner } = await team(env);
     const res = await invite(owner, org.id, 'New@Example.com', 'admin');
     expect(res.statusCode).toBe(201);

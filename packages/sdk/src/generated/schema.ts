@@ -182,7 +182,7 @@ export interface paths {
         put?: never;
         /**
          * Invite an email to sign up
-         * @description Mails a link to signUpUrl carrying invitation_token. A pending invitation for the same email is replaced (it becomes REVOKED). Counts against the environment's invitationRateLimitPerHour (fixed clock hours).
+         * @description Mails a link to signUpUrl carrying invitation_token (while signUpUrl is null and hostedPages is on, to the hosted page {frontend_url}/accept-invitation). A pending invitation for the same email is replaced (it becomes REVOKED). Counts against the environment's invitationRateLimitPerHour (fixed clock hours).
          */
         post: operations["createInvitation"];
         delete?: never;
@@ -1617,7 +1617,7 @@ export interface paths {
         put?: never;
         /**
          * Invite an email to the organization with a role
-         * @description Owner or admin (an admin cannot invite an owner). The token is shown only here and stored hashed. With the environment's invitationAcceptUrl a mail links to it with `invitation_token` (emailDelivery `dispatched`); without it no mail is sent (`not_configured`) and the token is the only way in. A pending invitation of the same email is replaced. Counts against the environment's invitationRateLimitPerHour (429). Expires in 30 days.
+         * @description Owner or admin (an admin cannot invite an owner). The token is shown only here and stored hashed. With the environment's invitationAcceptUrl (else, hosted pages on, {frontend_url}/accept-organization-invitation) a mail links to it with `invitation_token` (emailDelivery `dispatched`); without either no mail is sent (`not_configured`) and the token is the only way in. A pending invitation of the same email is replaced. Counts against the environment's invitationRateLimitPerHour (429). Expires in 30 days.
          */
         post: operations["inviteToMyOrganization"];
         delete?: never;
@@ -2245,7 +2245,7 @@ export interface components {
             token: string;
             /** Format: date-time */
             expiresAt: string;
-            /** @description `dispatched`: mailed to the invitee with a link to the environment's invitationAcceptUrl (best effort); `not_configured`: no accept URL, no mail, the token is the only way in. */
+            /** @description `dispatched`: mailed to the invitee with a link to the environment's invitationAcceptUrl or hosted page (best effort); `not_configured`: no accept URL, no mail, the token is the only way in. */
             emailDelivery: "dispatched" | "not_configured";
         };
         /**
@@ -2414,6 +2414,16 @@ export interface components {
                 coolDownSeconds: number;
                 ipMaxFailures: number;
                 ipWindowSeconds: number;
+            };
+            hostedPages: {
+                enabled: boolean;
+                afterSignInUrl: string | null;
+                afterSignOutUrl: string | null;
+                branding: {
+                    productName: string | null;
+                    logoUrl: string | null;
+                    primaryColor: string | null;
+                };
             };
         };
         /**

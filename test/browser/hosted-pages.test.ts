@@ -1,0 +1,207 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
+import { browserStage, hasChromium, launchChromium } from '../helpers/browser.js';
+import { PASSWORD } from '../helpers/given.js';
+import { codeAt, userWithTotp } from '../factors/support.js';
+import { randomEmail } from '../invitations/support.js';
+
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/**
+ * The serious and critical WCAG 2.x A/AA violations axe-core finds on the page. axe is evaluated over the
+ * DevTools protocol, as the page's CSP (rightly) runs no script it did not serve.
+ */
+async function accessibilityProblems(page: Page) {
+  await page.evaluate(AXE_SOURCE);
+  const violations = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: { id: string; impact: string; nodes: { html: string }[] }[] }> } }).axe;
+    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] } });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.html) }));
+  });
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+}
+
+describe.skipIf(!hasChromium)('hosted pages in a real browser (headless Chromium)', () => {
+  let t: TestApp;
+  let browser: Browser;
+  let env: TestEnv;
+  let frontend: string;
+  let landing: string;
+  let close: () => Promise<void>;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    const stage = await browserStage(t, 'hosted', '<!doctype html><title>the app</title><h1>the app</h1>');
+    ({ env, frontend, close } = stage);
+    landing = `${stage.appOrigin}/home?from=hosted`;
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await close?.();
+    await t?.close();
+  });
+
+  const redirect = () => `redirect_url=${encodeURIComponent(landing)}`;
+
+  /** A fresh browser profile, and a check that the session cookie it holds for the frontend host is live. */
+  async function freshPage(locale?: string) {
+    const context = await browser.newContext(locale ? { locale } : {});
+    return { context, page: await context.newPage() };
+  }
+  async function signedInAs(context: BrowserContext, email: string) {
+    const cookie = (await context.cookies(frontend)).find((c) => c.name === '__session');
+    expect(cookie, 'no __session cookie').toBeDefined();
+    const me = await t.client(env, { cookie: cookie!.value }).get('/me');
+    expect(me.statusCode).toBe(200);
+    expect(me.json().email).toBe(email);
+  }
+  const mailedCode = async (email: string, subject: RegExp) => {
+    await t.app.settled();
+    const mail = (await t.outbox(env, email)).find((m) => subject.test(m.subject));
+    expect(mail, `no mail to ${email}`).toBeDefined();
+    return subject.exec(mail!.subject)![1];
+  };
+
+  it('signs up, reads the code from the outbox, verifies and lands on redirect_url signed in', async () => {
+    const { context, page } = await freshPage();
+    const email = randomEmail('browser');
+    const opened = await page.goto(`${frontend}/sign-up?${redirect()}`);
+    expect(opened!.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
+    expect(await accessibilityProblems(page)).toEqual([]);
+    // The stylesheet loaded under the CSP: the button has the brand colour.
+    expect(await page.getByRole('button', { name: 'Sign up' }).evaluate((b) => getComputedStyle(b).backgroundColor)).toBe('rgb(29, 78, 216)');
+    await page.getByLabel('Email', { exact: true }).fill(email);
+    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign up' }).click();
+    await expect.poll(() => page.getByRole('heading', { name: 'Check your email' }).count()).toBe(1);
+    expect(await accessibilityProblems(page)).toEqual([]);
+    await page.getByLabel('Code', { exact: true }).fill(await mailedCode(email, /^Your verification code is (\d{6})$/));
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.waitForURL(landing);
+    await signedInAs(context, email);
+    await context.close();
+  });
+
+  it('signs in with a password and then the second factor', async () => {
+    const { user, secret } = await userWithTotp(t, env);
+    const { context, page } = await freshPage();
+    await page.goto(`${frontend}/sign-in?${redirect()}`);
+    expect(await accessibilityProblems(page)).toEqual([]);
+    await page.getByLabel('Email', { exact: true }).fill(user.email!);
+    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('heading', { name: 'Two-step verification' }).count()).toBe(1);
+    expect(await accessibilityProblems(page)).toEqual([]);
+    await page.getByLabel('Code', { exact: true }).fill(codeAt(t, secret));
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.waitForURL(landing);
+    await signedInAs(context, user.email!);
+    await context.close();
+  });
+
+  it('resets a forgotten password with the mailed code', async () => {
+    const user = await t.given.user(env);
+    const { context, page } = await freshPage();
+    await page.goto(`${frontend}/sign-in?${redirect()}`);
+    await page.getByRole('link', { name: 'Forgot your password?' }).click();
+    await expect.poll(() => page.getByRole('heading', { name: 'Reset your password' }).count()).toBe(1);
+    expect(await accessibilityProblems(page)).toEqual([]);
+    await page.getByLabel('Email', { exact: true }).fill(user.email!);
+    await page.getByRole('button', { name: 'Send code' }).click();
+    await expect.poll(() => page.getByRole('heading', { name: 'Choose a new password' }).count()).toBe(1);
+    expect(await accessibilityProblems(page)).toEqual([]);
+    await page.getByLabel('Code', { exact: true }).fill(await mailedCode(user.email!, /^Your password reset code is (\d{6})$/));
+    await page.getByLabel('New password', { exact: true }).fill('a brand new passphrase');
+    await page.getByRole('button', { name: 'Reset password' }).click();
+    await page.waitForURL(landing);
+    await signedInAs(context, user.email!);
+    await context.close();
+  });
+
+  it('accepts an environment invitation from the mailed link, with no signUpUrl configured', async () => {
+    const email = randomEmail('invited');
+    expect((await t.server(env).post('/invitations', { email, redirectUrl: landing, publicMetadata: {}, privateMetadata: {} })).statusCode).toBe(201);
+    const [mail] = await t.outbox(env, email);
+    const link = /http:\/\/\S+/.exec(mail.text)![0];
+    expect(link.startsWith(`${frontend}/accept-invitation?invitation_token=`)).toBe(true);
+    const { context, page } = await freshPage();
+    await page.goto(link);
+    expect(await accessibilityProblems(page)).toEqual([]);
+    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await page.getByLabel('I accept the terms of service').check();
+    await page.getByRole('button', { name: 'Sign up' }).click();
+    await page.waitForURL(landing);
+    await signedInAs(context, email);
+    await context.close();
+  });
+
+  it('accepts an organization invitation: an existing user signs in on the page and joins', async () => {
+    const ownerUser = await t.given.user(env);
+    const owner = t.client(env, { token: (await t.given.session(env, ownerUser)).token });
+    const org = (await owner.post('/organizations', { name: 'Acme' })).json();
+    const user = await t.given.user(env);
+    expect((await owner.post(`/organizations/${org.id}/invitations`, { email: user.email, role: 'member' })).json().emailDelivery).toBe('dispatched');
+    const [mail] = await t.outbox(env, user.email!);
+    const link = /http:\/\/\S+/.exec(mail.text)![0];
+    expect(link.startsWith(`${frontend}/accept-organization-invitation?invitation_token=`)).toBe(true);
+    const { context, page } = await freshPage();
+    await page.goto(`${link}&${redirect()}`);
+    expect(await accessibilityProblems(page)).toEqual([]);
+    const signIn = page.getByRole('region', { name: 'Already have an account? Sign in' });
+    await signIn.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await signIn.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(landing);
+    await signedInAs(context, user.email!);
+    const members = await t.client(env, { token: (await t.given.session(env, ownerUser)).token }).get(`/organizations/${org.id}/members`);
+    expect(members.json().items.map((m: { userId: string }) => m.userId)).toContain(user.id);
+    await context.close();
+  });
+
+  it('signs in in Danish, chosen by the browser\'s language', async () => {
+    const user = await t.given.user(env);
+    const { context, page } = await freshPage('da-DK');
+    await page.goto(`${frontend}/sign-in?${redirect()}`);
+    expect(await page.getAttribute('html', 'lang')).toBe('da');
+    expect(await accessibilityProblems(page)).toEqual([]);
+    await page.getByLabel('E-mail', { exact: true }).fill(user.email!);
+    await page.getByLabel('Adgangskode', { exact: true }).fill('forkert adgangskode');
+    await page.getByRole('button', { name: 'Log ind' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toBe('E-mail eller adgangskode er forkert.');
+    expect(await accessibilityProblems(page)).toEqual([]);
+    await page.getByLabel('Adgangskode', { exact: true }).fill(PASSWORD);
+    await page.getByRole('button', { name: 'Log ind' }).click();
+    await page.waitForURL(landing);
+    await signedInAs(context, user.email!);
+    await context.close();
+  });
+
+  it('cannot be framed by another site', async () => {
+    const { context, page } = await freshPage();
+    await page.goto(landing);
+    await page.evaluate(async (src) => {
+      const frame = document.createElement('iframe');
+      frame.src = src;
+      document.body.append(frame);
+      await new Promise((resolve) => { frame.onload = resolve; });
+    }, `${frontend}/sign-in`);
+    const child = page.frames().find((frame) => frame !== page.mainFrame());
+    expect(child).toBeDefined();
+    // Chromium refuses the document (frame-ancestors 'none'): the frame holds its error page, not the form.
+    expect(await child!.locator('form').count()).toBe(0);
+    expect(await child!.locator('#password').count()).toBe(0);
+    await context.close();
+  });
+
+  it('passes axe on the sign-out, "signed in" and error pages', async () => {
+    const { context, page } = await freshPage();
+    for (const path of ['/sign-out', '/signed-in', '/verify-email', '/sign-in?redirect_url=https%3A%2F%2Fevil.example']) {
+      await page.goto(`${frontend}${path}`);
+      expect(await accessibilityProblems(page), path).toEqual([]);
+    }
+    await context.close();
+  });
+});
