@@ -28,6 +28,8 @@ import { createFactorsService } from './factors/service.js';
 import { csrfTokens } from './hosted-pages/csrf.js';
 import { hostedPagesRoutes } from './hosted-pages/routes.js';
 import { createHostedPages } from './hosted-pages/service.js';
+import { createAccountPages } from './hosted-pages/account/service.js';
+import { createSecurityPages } from './hosted-pages/security/service.js';
 import { emailAddressesClientRoutes, emailAddressesServerRoutes } from './email-addresses/routes.js';
 import { createEmailAddressesService } from './email-addresses/service.js';
 import { allowedOriginsServerRoutes, environmentClientRoutes, environmentsAdminRoutes } from './environments/routes.js';
@@ -272,7 +274,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const hostedPages = createHostedPages({ passwords, codes, secondStep, invitationSignUps, invitations, organizationInvitations, sessions, users, providers: oauth.listEnabled });
   await app.register(frontendRoot((host) => environments.findByHost(host), [
     sessionTokensPublicRoutes(sessionTokens, 'issuerRoot'),
-    hostedPagesRoutes(hostedPages, csrfTokens(options.encryptionKey)),
+    hostedPagesRoutes({ pages: hostedPages, account: createAccountPages(), security: createSecurityPages() }, csrfTokens(options.encryptionKey)),
   ]));
 
   if (options.adminToken) {

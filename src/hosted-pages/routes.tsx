@@ -11,8 +11,8 @@ import { escapeHatchOrigins, requestContext, SESSION_COOKIE } from '../platform/
 import { ProblemError } from '../platform/http/problem.js';
 import { clearSessionCookie, setSessionCookie } from '../sessions/cookies.js';
 import { CSRF_COOKIE, CSRF_COOKIE_OPTIONS, type CsrfTokens } from './csrf.js';
-import { pickLocale } from './locale.js';
-import { LOCALES, problemMessageKey, translator } from './messages.js';
+import { pickLocale } from '../platform/i18n/locale.js';
+import { LOCALES, problemMessageKey, translator } from '../platform/i18n/catalogue.js';
 import { AcceptInvitationForm, CsrfOnlyForm, OrganizationInvitationForm, EmailForm, InvitationQuery, PageQuery, ResetPasswordForm, SignInForm, SignUpForm, VerifyEmailForm } from './schemas.js';
 import { formTargets, hostedPagesDisabled, landing, SIGNED_IN_PATH, type HostedPages, type Outcome } from './service.js';
 import { STYLES_PATH, THEME_PATH, type PageContext } from './views/layout.js';
@@ -20,6 +20,13 @@ import {
   AcceptInvitationPage, AcceptOrganizationInvitationPage, ErrorPage, ForgotPasswordPage, ResetPasswordPage, SecondFactorPage, SignedInPage, SignInPage, SignOutPage, SignUpPage, VerifyEmailPage,
 } from './views/pages.js';
 import { renderDocument } from './views/render.js';
+import { accountPages } from './account/routes.js';
+import type { AccountPages } from './account/service.js';
+import type { PageKit, PagesApp } from './kit.js';
+import { securityPages } from './security/routes.js';
+import type { SecurityPages } from './security/service.js';
+
+export interface HostedPagesServices { pages: HostedPages; account: AccountPages; security: SecurityPages }
 
 const STYLES = readFileSync(new URL('./assets/pages.css', import.meta.url), 'utf8');
 const hidden = { hide: true } as const;
@@ -53,9 +60,9 @@ function sendPage(reply: FastifyReply, page: VNode, status = 200, headers: Recor
 }
 
 /** The hosted pages on the frontend host's root (contract §3e): server-rendered forms over the sign-in wing's services. */
-export function hostedPagesRoutes(pages: HostedPages, csrf: CsrfTokens): FastifyPluginAsync {
+export function hostedPagesRoutes({ pages, account, security }: HostedPagesServices, csrf: CsrfTokens): FastifyPluginAsync {
   return async (base) => {
-    const app = base.withTypeProvider<TypeBoxTypeProvider>();
+    const app: PagesApp = base.withTypeProvider<TypeBoxTypeProvider>();
     await app.register(cookie);
     // Forms post urlencoded fields; only the pages accept them.
     app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' },
@@ -268,5 +275,22 @@ export function hostedPagesRoutes(pages: HostedPages, csrf: CsrfTokens): Fastify
 
     app.get(SIGNED_IN_PATH, { schema: { ...hidden, querystring: PageQuery } }, async (request, reply) =>
       sendPage(reply, <SignedInPage ctx={await pageContext(request, reply, false)} />));
+
+    /** The live session of the cookie; without one, the browser is sent to sign in and brought back here. */
+    async function signedInSession(request: FastifyRequest, reply: FastifyReply) {
+      const token = request.cookies[SESSION_COOKIE];
+      const session = token ? await pages.session(request.clientEnvironment, token) : undefined;
+      if (!session) {
+        const back = new URLSearchParams({ redirect_url: request.url });
+        const { locale } = (request.query ?? {}) as { locale?: string };
+        if (locale) back.set('locale', locale);
+        await reply.redirect(`/sign-in?${back}`, 303);
+      }
+      return session;
+    }
+
+    const kit: PageKit = { context: pageContext, send: sendPage, answer, signedInSession };
+    accountPages(app, kit, account);
+    securityPages(app, kit, security);
   };
 }

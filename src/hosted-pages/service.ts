@@ -44,12 +44,16 @@ export const redirectUrlNotAllowed = () => new ProblemError(400, 'redirect_url_n
   "redirect_url must be an absolute URL whose origin is one of the environment's allowed origins.");
 export const hostedPagesDisabled = () => new ProblemError(404, 'resource_not_found', 'Hosted pages are turned off for this environment (setting hostedPages.enabled).');
 
+/** A path on the pages' own host (the account page sending the browser to sign in and back): never `//host` or `/\\host`, which browsers read as another site. */
+const isOwnPagePath = (url: string) => /^\/(?![/\\])/.test(url) && !/[\s\\]/.test(url);
+
 /**
  * Where the pages send the browser once signed in: the link's `redirect_url`, checked against the allowed
  * origins at every step (no open redirect), else `hostedPages.afterSignInUrl`, else the "signed in" page.
  */
 export function landing(env: ClientEnvironment, redirectUrl: string | undefined): string {
   if (redirectUrl === undefined || redirectUrl === '') return env.settings.hostedPages.afterSignInUrl ?? SIGNED_IN_PATH;
+  if (isOwnPagePath(redirectUrl)) return redirectUrl;
   if (!isAllowedRedirect(redirectUrl, env.allowedOrigins)) throw redirectUrlNotAllowed();
   return redirectUrl;
 }
@@ -139,6 +143,9 @@ export function createHostedPages(deps: HostedPagesDeps) {
 
     /** The email an organization invitation is for, or the problem that makes the link unusable. */
     organizationInvitee: async (env: ClientEnvironment, token: string) => (await deps.organizationInvitations.pendingByToken(env.id, token)).email,
+
+    /** The live session a cookie names, as the client plane sees it. */
+    session: (env: ClientEnvironment, sessionToken: string) => sessions.authenticate(env.id, sessionToken),
 
     sessionIsLive: async (env: ClientEnvironment, sessionToken: string) => (await sessions.authenticate(env.id, sessionToken)) !== undefined,
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { pickLocale } from '../../src/hosted-pages/locale.js';
-import { CATALOGUES, LOCALES, translator } from '../../src/hosted-pages/messages.js';
+import { pickLocale } from '../../src/platform/i18n/locale.js';
+import { CATALOGUES, LOCALES, translator } from '../../src/platform/i18n/catalogue.js';
 
 describe('the message catalogue', () => {
   it('has every key in every language, none empty, with the same placeholders', () => {

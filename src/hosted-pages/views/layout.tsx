@@ -1,6 +1,6 @@
 /** @jsxImportSource preact */
 import type { ComponentChildren } from 'preact';
-import type { Locale, Translate } from '../messages.js';
+import type { Locale, Translate } from '../../platform/i18n/catalogue.js';
 
 /** What every page needs to know about its request: the language, the branding and the form's CSRF token. */
 export interface PageContext {
@@ -19,7 +19,7 @@ export const STYLES_PATH = '/hosted-assets/pages.css';
 export const THEME_PATH = '/hosted-assets/theme.css';
 
 /** The document around every page: one stylesheet and the environment's theme, both served by Gatehouse. */
-export function Layout({ ctx, title, children }: { ctx: PageContext; title: string; children: ComponentChildren }) {
+export function Layout({ ctx, title, children, wide = false }: { ctx: PageContext; title: string; children: ComponentChildren; wide?: boolean }) {
   return (
     <html lang={ctx.locale}>
       <head>
@@ -31,7 +31,7 @@ export function Layout({ ctx, title, children }: { ctx: PageContext; title: stri
         {ctx.themed && <link rel="stylesheet" href={THEME_PATH} />}
       </head>
       <body>
-        <main class="card">
+        <main class={wide ? 'card wide' : 'card'}>
           <header class="brand">
             {ctx.logoUrl ? <img src={ctx.logoUrl} alt={ctx.productName} class="logo" /> : <p class="product">{ctx.productName}</p>}
           </header>

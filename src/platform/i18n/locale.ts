@@ -1,6 +1,4 @@
-import { LOCALES, type Locale } from './messages.js';
-
-const isLocale = (value: string | null | undefined): value is Locale => (LOCALES as readonly string[]).includes(value ?? '');
+import { isLocale, type Locale } from './catalogue.js';
 
 /** The locales an Accept-Language header names, most wanted first, by their primary subtag ("da-DK" is "da"). */
 function acceptedLocales(header: string): Locale[] {

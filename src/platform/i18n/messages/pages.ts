@@ -1,9 +1,5 @@
-/**
- * The one catalogue of what the hosted pages say, in the spec's locales. `da` is typed by `en`'s keys, so a
- * key missing in either language fails the type check (and test/hosted-pages/messages.test.ts at run time).
- * `{name}` marks a value filled in when the message is used.
- */
-const en = {
+/** What the hosted pages say (forms, steps, and the problems shown beside a form). */
+export const en = {
   'field.email': 'Email',
   'field.password': 'Password',
   'field.code': 'Code',
@@ -72,10 +68,7 @@ const en = {
   'error.invitation_expired': 'This invitation has expired.',
 };
 
-export type MessageKey = keyof typeof en;
-export type Catalogue = Record<MessageKey, string>;
-
-const da: Catalogue = {
+export const da: Record<keyof typeof en, string> = {
   'field.email': 'E-mail',
   'field.password': 'Adgangskode',
   'field.code': 'Kode',
@@ -143,18 +136,3 @@ const da: Catalogue = {
   'error.invitation_revoked': 'Invitationen er trukket tilbage.',
   'error.invitation_expired': 'Invitationen er udløbet.',
 };
-
-export const LOCALES = ['en', 'da'] as const;
-export type Locale = (typeof LOCALES)[number];
-export const CATALOGUES: Record<Locale, Catalogue> = { en, da };
-
-export type Translate = (key: MessageKey, values?: Record<string, string>) => string;
-
-export const translator = (locale: Locale): Translate => (key, values = {}) =>
-  CATALOGUES[locale][key].replace(/\{(\w+)\}/g, (whole, name: string) => values[name] ?? whole);
-
-/** The message of a problem a page shows beside its form: its code's own, or a general one. */
-export function problemMessageKey(code: string): MessageKey {
-  const key = `error.${code}`;
-  return key in en ? (key as MessageKey) : 'error.generic';
-}
