@@ -60,6 +60,8 @@ export const EnvironmentSettings = Type.Object({
     afterSignInUrl: Nullable(Url),
     /** Where /sign-out sends the browser; null sends it to /sign-in. */
     afterSignOutUrl: Nullable(Url),
+    /** The terms a visitor must accept to sign up on /sign-up (a required checkbox linking here); null asks for no consent. */
+    termsUrl: Nullable(Url),
     branding: Type.Object({
       /** Shown in page titles and headings; null shows the environment's name. */
       productName: Nullable(Type.String({ minLength: 1, maxLength: 100 })),
@@ -92,7 +94,7 @@ export const DEFAULT_SETTINGS: EnvironmentSettings = Object.freeze({
   passkeys: { enabled: true, rpId: null },
   session: { idleTimeoutSeconds: 604_800, maxLifetimeSeconds: 2_592_000, jwtLifetimeSeconds: 60, jwtAudience: null },
   lockout: { maxFailedAttempts: 10, coolDownSeconds: 3600, ipMaxFailures: 100, ipWindowSeconds: 900 },
-  hostedPages: { enabled: true, afterSignInUrl: null, afterSignOutUrl: null, branding: { productName: null, logoUrl: null, primaryColor: null } },
+  hostedPages: { enabled: true, afterSignInUrl: null, afterSignOutUrl: null, termsUrl: null, branding: { productName: null, logoUrl: null, primaryColor: null } },
 }) as EnvironmentSettings;
 
 /**

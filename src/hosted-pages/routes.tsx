@@ -83,14 +83,14 @@ export function hostedPagesRoutes({ pages, account, security }: HostedPagesServi
       const env = request.clientEnvironment;
       const query = (request.query ?? {}) as { redirect_url?: string; locale?: string };
       const sessionToken = request.cookies?.[SESSION_COOKIE];
-      const user = !query.locale && sessionToken ? await pages.userLocale(env, sessionToken) : null;
-      const locale = pickLocale({ query: query.locale, user, acceptLanguage: request.headers['accept-language'] });
+      const viewer = sessionToken ? await pages.viewer(env, sessionToken) : null;
+      const locale = pickLocale({ query: query.locale, user: viewer?.locale, acceptLanguage: request.headers['accept-language'] });
       const issued = csrf.issue(env.id, request.cookies?.[CSRF_COOKIE]);
       if (issued.fresh) reply.setCookie(CSRF_COOKIE, issued.secret, CSRF_COOKIE_OPTIONS);
       const { branding } = env.settings.hostedPages;
       return {
         locale, t: translator(locale), productName: branding.productName ?? env.name, logoUrl: branding.logoUrl, themed: branding.primaryColor !== null,
-        csrfToken: issued.token, carried: carried(query, keepRedirect),
+        csrfToken: issued.token, carried: carried(query, keepRedirect), impersonator: viewer?.impersonator ?? null, termsUrl: env.settings.hostedPages.termsUrl,
       };
     }
 
@@ -164,7 +164,7 @@ export function hostedPagesRoutes({ pages, account, security }: HostedPagesServi
       const to = landing(request.clientEnvironment, request.query.redirect_url);
       const ctx = await pageContext(request, reply);
       const { email, name } = request.body;
-      const outcome = await pages.signUp(request.clientEnvironment, request.body, to, requestContext(request));
+      const outcome = await pages.signUp(request.clientEnvironment, request.body, ctx.locale, to, requestContext(request));
       return answer(reply, ctx, outcome, (error) => <SignUpPage ctx={ctx} error={error} email={email} name={name} askName={askName(request)} />);
     });
 

@@ -25,7 +25,9 @@ export const SignInForm = Type.Union([
 ]);
 export type SignInForm = Static<typeof SignInForm>;
 
-export const SignUpForm = Type.Object({ csrf: Csrf, email: Email, password: Password, name: Type.Optional(Name) }, { additionalProperties: false });
+export const SignUpForm = Type.Object({
+  csrf: Csrf, email: Email, password: Password, name: Type.Optional(Name), legalConsentAccepted: Type.Optional(Type.Literal('true')),
+}, { additionalProperties: false });
 export type SignUpForm = Static<typeof SignUpForm>;
 
 export const VerifyEmailForm = Type.Object({ csrf: Csrf, email: Email, code: MailedCode }, { additionalProperties: false });

@@ -11,6 +11,8 @@ import type { RequestContext } from '../platform/caller.js';
 import type { SessionsService } from '../sessions/service.js';
 import type { UsersService } from '../users/service.js';
 import { ProblemError } from '../platform/http/problem.js';
+import type { Locale } from '../platform/i18n/catalogue.js';
+import { legalConsentRequired } from '../invitations/errors.js';
 import type { AcceptInvitationForm, ResetPasswordForm, SignInForm, SignUpForm, VerifyEmailForm } from './schemas.js';
 
 /** Where a finished sign-in lands when neither the link nor the setting `hostedPages.afterSignInUrl` names a place. */
@@ -39,6 +41,9 @@ export interface HostedPagesDeps {
   /** The environment's enabled external providers (the OAuth start route takes it from there). */
   providers(environmentId: string): Promise<{ items: { id: string; name: string }[] }>;
 }
+
+/** The person a page is shown to, as far as the page needs: their language, and who impersonates them. */
+export interface Viewer { locale: string | null; impersonator: string | null }
 
 export const redirectUrlNotAllowed = () => new ProblemError(400, 'redirect_url_not_allowed',
   "redirect_url must be an absolute URL whose origin is one of the environment's allowed origins.");
@@ -90,11 +95,19 @@ function outcomeOf(result: SignInResult, to: string): Outcome {
 export function createHostedPages(deps: HostedPagesDeps) {
   const { passwords, codes, secondStep, invitationSignUps, sessions } = deps;
   return {
-    /** The `locale` of the user a session cookie belongs to; null without a live session. */
-    async userLocale(env: ClientEnvironment, sessionToken: string): Promise<string | null> {
+    /**
+     * Who a session cookie shows the pages to: the user's `locale`, and on an impersonated session the
+     * operator (named on every page's banner). Null without a live session.
+     */
+    async viewer(env: ClientEnvironment, sessionToken: string): Promise<Viewer | null> {
       const session = await sessions.authenticate(env.id, sessionToken);
       if (!session) return null;
-      return (await deps.users.get(env.id, session.userId).catch(() => undefined))?.locale ?? null;
+      const [user, operator] = await Promise.all([session.userId, session.impersonatorId].map((id) =>
+        (id ? deps.users.get(env.id, id).catch(() => undefined) : undefined)));
+      return {
+        locale: user?.locale ?? null,
+        impersonator: session.impersonatorId ? operator?.name ?? operator?.email ?? session.impersonatorId : null,
+      };
     },
 
     /** Ends the session of the cookie, as the client plane's sign-out does (an impersonated one records its operator). */
@@ -116,8 +129,11 @@ export function createHostedPages(deps: HostedPagesDeps) {
         ? await secondStep.verify(env, { challengeToken: form.challengeToken, code: form.code }, context)
         : await passwords.signIn(env, { email: form.email, password: form.password }, context), to)),
 
-    signUp: (env: ClientEnvironment, form: SignUpForm, to: string, context: RequestContext) => attempt(async () => outcomeOf(
-      await passwords.signUp(env, { email: form.email, password: form.password, ...(form.name && { name: form.name }) }, context), to)),
+    /** Signs up in the page's language (the user's `locale` from then on), with consent to the terms when the environment names them. */
+    signUp: (env: ClientEnvironment, form: SignUpForm, locale: Locale, to: string, context: RequestContext) => attempt(async () => {
+      if (env.settings.hostedPages.termsUrl && form.legalConsentAccepted !== 'true') throw legalConsentRequired();
+      return outcomeOf(await passwords.signUp(env, { email: form.email, password: form.password, locale, ...(form.name && { name: form.name }) }, context), to);
+    }),
 
     verifyEmail: (env: ClientEnvironment, form: VerifyEmailForm, to: string, context: RequestContext) => attempt(async () =>
       outcomeOf(await codes.verifyEmail(env, { email: form.email, code: form.code }, context), to)),

@@ -22,7 +22,7 @@ export const signInSucceeded = signInSucceededStatement;
 export const secondFactorSucceeded = clearFailuresStatement;
 export const lockForSignIn = lockForSignInStatement;
 
-export interface RegistrationInput { email: string; password: string; firstName?: string; lastName?: string; name?: string; pending: boolean }
+export interface RegistrationInput { email: string; password: string; firstName?: string; lastName?: string; name?: string; locale?: string; pending: boolean }
 
 export interface UsersDeps {
   db: Db; clock: Clock;
@@ -222,7 +222,7 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
           email, passwordHash, emailVerifiedAt: null,
           registrationState: input.pending ? 'pending_email_verification' : 'complete',
           firstName: input.firstName ?? null, lastName: input.lastName ?? null, name: input.name ?? joinName(input.firstName, input.lastName),
-          publicMetadata: {}, privateMetadata: {}, unsafeMetadata: {},
+          locale: input.locale ?? null, publicMetadata: {}, privateMetadata: {}, unsafeMetadata: {},
         }, clock.now());
         await recordUserEvent(trx, environmentId, user.id, 'user.signed_up', userCaller(user.id, context), { pending: input.pending });
         return user;

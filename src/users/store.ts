@@ -14,6 +14,8 @@ export interface NewUser {
   id?: string;
   email: string | null; passwordHash: string | null; name: string | null; firstName: string | null; lastName: string | null;
   registrationState: User['registrationState']; emailVerifiedAt: Date | null;
+  /** The language chosen at sign-up (the hosted page's); null unless set. */
+  locale?: string | null;
   publicMetadata: JsonObject; privateMetadata: JsonObject; unsafeMetadata: JsonObject;
 }
 
@@ -47,7 +49,7 @@ export function createUsersStore(db: Db) {
         const row = await db.insertInto('users').values({
           environment_id: environmentId, id: user.id ?? uuidv7(), email: user.email, email_verified_at: user.emailVerifiedAt,
           password_hash: user.passwordHash, name: user.name, first_name: user.firstName, last_name: user.lastName,
-          status: 'active', registration_state: user.registrationState,
+          status: 'active', registration_state: user.registrationState, locale: user.locale ?? null,
           public_metadata: jsonb(user.publicMetadata), private_metadata: jsonb(user.privateMetadata), unsafe_metadata: jsonb(user.unsafeMetadata),
           created_at: now, updated_at: now,
         }).returningAll().executeTakeFirstOrThrow();

@@ -7,6 +7,7 @@ import { browserStage, hasChromium, launchChromium } from '../helpers/browser.js
 import { PASSWORD } from '../helpers/given.js';
 import { codeAt, userWithTotp } from '../factors/support.js';
 import { randomEmail } from '../invitations/support.js';
+import { LOCALES, translator } from '../../src/platform/i18n/catalogue.js';
 
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -59,106 +60,114 @@ describe.skipIf(!hasChromium)('hosted pages in a real browser (headless Chromium
     expect(me.statusCode).toBe(200);
     expect(me.json().email).toBe(email);
   }
-  const mailedCode = async (email: string, subject: RegExp) => {
+  /** The code in the newest mail to the address (the pages' language decides the mail's words, not its code). */
+  const mailedCode = async (email: string) => {
     await t.app.settled();
-    const mail = (await t.outbox(env, email)).find((m) => subject.test(m.subject));
+    const [mail] = await t.outbox(env, email);
     expect(mail, `no mail to ${email}`).toBeDefined();
-    return subject.exec(mail!.subject)![1];
+    return /\b(\d{6})\b/.exec(mail!.text)![1];
   };
 
-  it('signs up, reads the code from the outbox, verifies and lands on redirect_url signed in', async () => {
-    const { context, page } = await freshPage();
-    const email = randomEmail('browser');
-    const opened = await page.goto(`${frontend}/sign-up?${redirect()}`);
-    expect(opened!.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
-    expect(await accessibilityProblems(page)).toEqual([]);
-    // The stylesheet loaded under the CSP: the button has the brand colour.
-    expect(await page.getByRole('button', { name: 'Sign up' }).evaluate((b) => getComputedStyle(b).backgroundColor)).toBe('rgb(29, 78, 216)');
-    await page.getByLabel('Email', { exact: true }).fill(email);
-    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign up' }).click();
-    await expect.poll(() => page.getByRole('heading', { name: 'Check your email' }).count()).toBe(1);
-    expect(await accessibilityProblems(page)).toEqual([]);
-    await page.getByLabel('Code', { exact: true }).fill(await mailedCode(email, /^Your verification code is (\d{6})$/));
-    await page.getByRole('button', { name: 'Verify' }).click();
-    await page.waitForURL(landing);
-    await signedInAs(context, email);
-    await context.close();
-  });
+  // Every flow in each of the spec's locales, Danish chosen by the browser's language as a visitor's would be.
+  describe.each(LOCALES)('in %s', (locale) => {
+    const say = translator(locale);
+    const browserLocale = locale === 'da' ? 'da-DK' : 'en-US';
 
-  it('signs in with a password and then the second factor', async () => {
-    const { user, secret } = await userWithTotp(t, env);
-    const { context, page } = await freshPage();
-    await page.goto(`${frontend}/sign-in?${redirect()}`);
-    expect(await accessibilityProblems(page)).toEqual([]);
-    await page.getByLabel('Email', { exact: true }).fill(user.email!);
-    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await expect.poll(() => page.getByRole('heading', { name: 'Two-step verification' }).count()).toBe(1);
-    expect(await accessibilityProblems(page)).toEqual([]);
-    await page.getByLabel('Code', { exact: true }).fill(codeAt(t, secret));
-    await page.getByRole('button', { name: 'Verify' }).click();
-    await page.waitForURL(landing);
-    await signedInAs(context, user.email!);
-    await context.close();
-  });
+    it('signs up, reads the code from the outbox, verifies and lands on redirect_url signed in', async () => {
+      const { context, page } = await freshPage(browserLocale);
+      const email = randomEmail('browser');
+      const opened = await page.goto(`${frontend}/sign-up?${redirect()}`);
+      expect(opened!.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
+      expect(await accessibilityProblems(page)).toEqual([]);
+      expect(await page.getAttribute('html', 'lang')).toBe(locale);
+      // The stylesheet loaded under the CSP: the button has the brand colour.
+      expect(await page.getByRole('button', { name: say('button.signUp') }).evaluate((b) => getComputedStyle(b).backgroundColor)).toBe('rgb(29, 78, 216)');
+      await page.getByLabel(say('field.email'), { exact: true }).fill(email);
+      await page.getByLabel(say('field.password'), { exact: true }).fill(PASSWORD);
+      await page.getByRole('button', { name: say('button.signUp') }).click();
+      await expect.poll(() => page.getByRole('heading', { name: say('verifyEmail.title') }).count()).toBe(1);
+      expect(await accessibilityProblems(page)).toEqual([]);
+      await page.getByLabel(say('field.code'), { exact: true }).fill(await mailedCode(email));
+      await page.getByRole('button', { name: say('button.verify') }).click();
+      await page.waitForURL(landing);
+      await signedInAs(context, email);
+      await context.close();
+    });
 
-  it('resets a forgotten password with the mailed code', async () => {
-    const user = await t.given.user(env);
-    const { context, page } = await freshPage();
-    await page.goto(`${frontend}/sign-in?${redirect()}`);
-    await page.getByRole('link', { name: 'Forgot your password?' }).click();
-    await expect.poll(() => page.getByRole('heading', { name: 'Reset your password' }).count()).toBe(1);
-    expect(await accessibilityProblems(page)).toEqual([]);
-    await page.getByLabel('Email', { exact: true }).fill(user.email!);
-    await page.getByRole('button', { name: 'Send code' }).click();
-    await expect.poll(() => page.getByRole('heading', { name: 'Choose a new password' }).count()).toBe(1);
-    expect(await accessibilityProblems(page)).toEqual([]);
-    await page.getByLabel('Code', { exact: true }).fill(await mailedCode(user.email!, /^Your password reset code is (\d{6})$/));
-    await page.getByLabel('New password', { exact: true }).fill('a brand new passphrase');
-    await page.getByRole('button', { name: 'Reset password' }).click();
-    await page.waitForURL(landing);
-    await signedInAs(context, user.email!);
-    await context.close();
-  });
+    it('signs in with a password and then the second factor', async () => {
+      const { user, secret } = await userWithTotp(t, env);
+      const { context, page } = await freshPage(browserLocale);
+      await page.goto(`${frontend}/sign-in?${redirect()}`);
+      expect(await accessibilityProblems(page)).toEqual([]);
+      await page.getByLabel(say('field.email'), { exact: true }).fill(user.email!);
+      await page.getByLabel(say('field.password'), { exact: true }).fill(PASSWORD);
+      await page.getByRole('button', { name: say('button.signIn') }).click();
+      await expect.poll(() => page.getByRole('heading', { name: say('secondFactor.title') }).count()).toBe(1);
+      expect(await accessibilityProblems(page)).toEqual([]);
+      await page.getByLabel(say('field.code'), { exact: true }).fill(codeAt(t, secret));
+      await page.getByRole('button', { name: say('button.verify') }).click();
+      await page.waitForURL(landing);
+      await signedInAs(context, user.email!);
+      await context.close();
+    });
 
-  it('accepts an environment invitation from the mailed link, with no signUpUrl configured', async () => {
-    const email = randomEmail('invited');
-    expect((await t.server(env).post('/invitations', { email, redirectUrl: landing, publicMetadata: {}, privateMetadata: {} })).statusCode).toBe(201);
-    const [mail] = await t.outbox(env, email);
-    const link = /http:\/\/\S+/.exec(mail.text)![0];
-    expect(link.startsWith(`${frontend}/accept-invitation?invitation_token=`)).toBe(true);
-    const { context, page } = await freshPage();
-    await page.goto(link);
-    expect(await accessibilityProblems(page)).toEqual([]);
-    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
-    await page.getByLabel('I accept the terms of service').check();
-    await page.getByRole('button', { name: 'Sign up' }).click();
-    await page.waitForURL(landing);
-    await signedInAs(context, email);
-    await context.close();
-  });
+    it('resets a forgotten password with the mailed code', async () => {
+      const user = await t.given.user(env);
+      const { context, page } = await freshPage(browserLocale);
+      await page.goto(`${frontend}/sign-in?${redirect()}`);
+      await page.getByRole('link', { name: say('signIn.forgotPassword') }).click();
+      await expect.poll(() => page.getByRole('heading', { name: say('forgotPassword.title') }).count()).toBe(1);
+      expect(await accessibilityProblems(page)).toEqual([]);
+      await page.getByLabel(say('field.email'), { exact: true }).fill(user.email!);
+      await page.getByRole('button', { name: say('button.sendCode') }).click();
+      await expect.poll(() => page.getByRole('heading', { name: say('resetPassword.title') }).count()).toBe(1);
+      expect(await accessibilityProblems(page)).toEqual([]);
+      await page.getByLabel(say('field.code'), { exact: true }).fill(await mailedCode(user.email!));
+      await page.getByLabel(say('field.newPassword'), { exact: true }).fill('a brand new passphrase');
+      await page.getByRole('button', { name: say('button.resetPassword') }).click();
+      await page.waitForURL(landing);
+      await signedInAs(context, user.email!);
+      await context.close();
+    });
 
-  it('accepts an organization invitation: an existing user signs in on the page and joins', async () => {
-    const ownerUser = await t.given.user(env);
-    const owner = t.client(env, { token: (await t.given.session(env, ownerUser)).token });
-    const org = (await owner.post('/organizations', { name: 'Acme' })).json();
-    const user = await t.given.user(env);
-    expect((await owner.post(`/organizations/${org.id}/invitations`, { email: user.email, role: 'member' })).json().emailDelivery).toBe('dispatched');
-    const [mail] = await t.outbox(env, user.email!);
-    const link = /http:\/\/\S+/.exec(mail.text)![0];
-    expect(link.startsWith(`${frontend}/accept-organization-invitation?invitation_token=`)).toBe(true);
-    const { context, page } = await freshPage();
-    await page.goto(`${link}&${redirect()}`);
-    expect(await accessibilityProblems(page)).toEqual([]);
-    const signIn = page.getByRole('region', { name: 'Already have an account? Sign in' });
-    await signIn.getByLabel('Password', { exact: true }).fill(PASSWORD);
-    await signIn.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(landing);
-    await signedInAs(context, user.email!);
-    const members = await t.client(env, { token: (await t.given.session(env, ownerUser)).token }).get(`/organizations/${org.id}/members`);
-    expect(members.json().items.map((m: { userId: string }) => m.userId)).toContain(user.id);
-    await context.close();
+    it('accepts an environment invitation from the mailed link, with no signUpUrl configured', async () => {
+      const email = randomEmail('invited');
+      expect((await t.server(env).post('/invitations', { email, redirectUrl: landing, publicMetadata: {}, privateMetadata: {} })).statusCode).toBe(201);
+      const [mail] = await t.outbox(env, email);
+      const link = /http:\/\/\S+/.exec(mail.text)![0];
+      expect(link.startsWith(`${frontend}/accept-invitation?invitation_token=`)).toBe(true);
+      const { context, page } = await freshPage(browserLocale);
+      await page.goto(link);
+      expect(await accessibilityProblems(page)).toEqual([]);
+      await page.getByLabel(say('field.password'), { exact: true }).fill(PASSWORD);
+      await page.getByLabel(say('field.legalConsent')).check();
+      await page.getByRole('button', { name: say('button.signUp') }).click();
+      await page.waitForURL(landing);
+      await signedInAs(context, email);
+      await context.close();
+    });
+
+    it('accepts an organization invitation: an existing user signs in on the page and joins', async () => {
+      const ownerUser = await t.given.user(env);
+      const owner = t.client(env, { token: (await t.given.session(env, ownerUser)).token });
+      const org = (await owner.post('/organizations', { name: 'Acme' })).json();
+      const user = await t.given.user(env);
+      expect((await owner.post(`/organizations/${org.id}/invitations`, { email: user.email, role: 'member' })).json().emailDelivery).toBe('dispatched');
+      const [mail] = await t.outbox(env, user.email!);
+      const link = /http:\/\/\S+/.exec(mail.text)![0];
+      expect(link.startsWith(`${frontend}/accept-organization-invitation?invitation_token=`)).toBe(true);
+      const { context, page } = await freshPage(browserLocale);
+      await page.goto(`${link}&${redirect()}`);
+      expect(await accessibilityProblems(page)).toEqual([]);
+      const signIn = page.getByRole('region', { name: say('orgInvitation.existingAccount') });
+      await signIn.getByLabel(say('field.password'), { exact: true }).fill(PASSWORD);
+      await signIn.getByRole('button', { name: say('button.signIn') }).click();
+      await page.waitForURL(landing);
+      await signedInAs(context, user.email!);
+      const members = await t.client(env, { token: (await t.given.session(env, ownerUser)).token }).get(`/organizations/${org.id}/members`);
+      expect(members.json().items.map((m: { userId: string }) => m.userId)).toContain(user.id);
+      await context.close();
+    });
   });
 
   it('signs in in Danish, chosen by the browser\'s language', async () => {

@@ -33,7 +33,7 @@ const DEFAULT_SETTINGS = {
   passkeys: { enabled: true, rpId: null },
   session: { idleTimeoutSeconds: 604800, maxLifetimeSeconds: 2592000, jwtLifetimeSeconds: 60, jwtAudience: null },
   lockout: { maxFailedAttempts: 10, coolDownSeconds: 3600, ipMaxFailures: 100, ipWindowSeconds: 900 },
-  hostedPages: { enabled: true, afterSignInUrl: null, afterSignOutUrl: null, branding: { productName: null, logoUrl: null, primaryColor: null } },
+  hostedPages: { enabled: true, afterSignInUrl: null, afterSignOutUrl: null, termsUrl: null, branding: { productName: null, logoUrl: null, primaryColor: null } },
 };
 
 const storedEnvironment = (id: string) => t.db.selectFrom('environments').selectAll().where('id', '=', id).executeTakeFirst();

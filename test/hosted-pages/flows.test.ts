@@ -63,6 +63,36 @@ describe('sign-up, then the emailed code', () => {
   });
 });
 
+describe('sign-up with the environment\'s terms', () => {
+  const TERMS = 'https://app.example.com/terms';
+  const userOf = (target: TestEnv, email: string) =>
+    t.db.selectFrom('users').select(['locale', 'registration_state']).where('environment_id', '=', target.id).where('email', '=', email).executeTakeFirst();
+
+  it('asks for consent to hostedPages.termsUrl, and refuses a sign-up without it, storing nothing', async () => {
+    const withTerms = await t.given.environment({ hostedPages: { termsUrl: TERMS } });
+    const browser = pageBrowser(t, withTerms);
+    const form = await browser.get('/sign-up');
+    expect(form.body).toContain('<input id="legalConsentAccepted" name="legalConsentAccepted" type="checkbox" value="true" required/>');
+    expect(form.body).toContain(`<label for="legalConsentAccepted"><a href="${TERMS}" target="_blank" rel="noopener noreferrer">I accept the terms of service</a></label>`);
+    const email = randomEmail('terms');
+    const refused = await browser.post('/sign-up', { email, password: PASSWORD });
+    expect(refused.statusCode).toBe(400);
+    expect(alertOf(refused.body)).toBe('Accept the terms of service to continue.');
+    expect(await userOf(withTerms, email)).toBeUndefined();
+    const accepted = await browser.post('/sign-up', { email, password: PASSWORD, legalConsentAccepted: 'true' });
+    expect(accepted.statusCode).toBe(200);
+    expect(await userOf(withTerms, email)).toEqual({ locale: 'en', registration_state: 'pending_email_verification' });
+  });
+
+  it('asks for no consent without terms, and the new user keeps the page\'s language as their locale', async () => {
+    const browser = pageBrowser(t, env);
+    expect((await browser.get('/sign-up?locale=da')).body).not.toContain('legalConsentAccepted');
+    const email = randomEmail('dansk');
+    expect((await browser.post('/sign-up?locale=da', { email, password: PASSWORD })).statusCode).toBe(200);
+    expect(await userOf(env, email)).toEqual({ locale: 'da', registration_state: 'pending_email_verification' });
+  });
+});
+
 describe('sign-in with a second factor', () => {
   it('asks for the code after the password, refuses a wrong one on the same step, and signs in with the right one', async () => {
     const { user, secret } = await userWithTotp(t, env);

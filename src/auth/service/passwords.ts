@@ -19,6 +19,7 @@ import type { EmailedCodesService } from './codes.js';
 import { secondStepApplies, type SecondFactorStep } from './second-factor.js';
 import { recordFailedSignIn, throttle } from './common.js';
 import { complete, type AuthEnvironment, type IssueSession, type SignInResult } from './issue-session.js';
+import type { Locale } from '../../platform/i18n/catalogue.js';
 import { clientNetwork } from '../../platform/client-network.js';
 
 export interface PasswordAuthDeps {
@@ -56,7 +57,7 @@ export function createPasswordAuthService({ db, clock, limiter, mailer, metrics,
   }
 
   return {
-    async signUp(env: AuthEnvironment, body: SignUpBody, context: RequestContext): Promise<SignInResult> {
+    async signUp(env: AuthEnvironment, body: SignUpBody & { locale?: Locale }, context: RequestContext): Promise<SignInResult> {
       await throttle(limiter, env, `sign_up:ip:${clientNetwork(context.ipAddress)}`, SIGN_UPS_PER_IP);
       const pending = env.settings.emailVerificationRequired;
       const user = await users.register(env.id, { ...body, pending }, context).catch((err: unknown) => {

@@ -13,6 +13,10 @@ export interface PageContext {
   csrfToken: string;
   /** `?redirect_url=…&locale=…` as the request had them (or empty): links and forms carry them to the next step. */
   carried: string;
+  /** On an impersonated session, the operator's name (or email): every page says so. */
+  impersonator: string | null;
+  /** The environment's terms (setting hostedPages.termsUrl): sign-up asks for consent to them. */
+  termsUrl: string | null;
 }
 
 export const STYLES_PATH = '/hosted-assets/pages.css';
@@ -31,6 +35,7 @@ export function Layout({ ctx, title, children, wide = false }: { ctx: PageContex
         {ctx.themed && <link rel="stylesheet" href={THEME_PATH} />}
       </head>
       <body>
+        {ctx.impersonator && <p class="impersonation" role="status">{ctx.t('impersonation.banner', { operator: ctx.impersonator })}</p>}
         <main class={wide ? 'card wide' : 'card'}>
           <header class="brand">
             {ctx.logoUrl ? <img src={ctx.logoUrl} alt={ctx.productName} class="logo" /> : <p class="product">{ctx.productName}</p>}

@@ -45,6 +45,17 @@ export function SecondFactorPage({ ctx, error, challengeToken, action = '/sign-i
   );
 }
 
+/** The required consent checkbox; the label links the environment's terms when it names them (setting hostedPages.termsUrl). */
+function LegalConsent({ ctx }: { ctx: PageContext }) {
+  const label = ctx.t('field.legalConsent');
+  return (
+    <div class="field checkbox">
+      <input id="legalConsentAccepted" name="legalConsentAccepted" type="checkbox" value="true" required />
+      <label for="legalConsentAccepted">{ctx.termsUrl ? <a href={ctx.termsUrl} target="_blank" rel="noopener noreferrer">{label}</a> : label}</label>
+    </div>
+  );
+}
+
 export function SignUpPage({ ctx, error, email, name, askName }: FormState & { email?: string; name?: string; askName: boolean }) {
   const { t } = ctx;
   return (
@@ -54,6 +65,7 @@ export function SignUpPage({ ctx, error, email, name, askName }: FormState & { e
         {askName && <Field id="name" label={t('field.name')} value={name} autocomplete="name" />}
         <Field id="email" label={t('field.email')} type="email" value={email} autocomplete="email" />
         <Field id="password" label={t('field.password')} type="password" autocomplete="new-password" />
+        {ctx.termsUrl && <LegalConsent ctx={ctx} />}
         <Submit label={t('button.signUp')} />
       </PageForm>
       <nav class="links"><a href={`/sign-in${ctx.carried}`}>{t('signUp.haveAccount')}</a></nav>
@@ -124,10 +136,7 @@ export function AcceptInvitationPage({ ctx, error, email, token, name, askName }
         <input type="hidden" name="token" value={token} />
         {askName && <Field id="name" label={t('field.name')} value={name} autocomplete="name" />}
         <Field id="password" label={t('field.password')} type="password" autocomplete="new-password" />
-        <div class="field checkbox">
-          <input id="legalConsentAccepted" name="legalConsentAccepted" type="checkbox" value="true" required />
-          <label for="legalConsentAccepted">{t('field.legalConsent')}</label>
-        </div>
+        <LegalConsent ctx={ctx} />
         <Submit label={t('button.signUp')} />
       </PageForm>
     </Layout>
@@ -158,10 +167,7 @@ export function AcceptOrganizationInvitationPage({ ctx, error, email, token, sig
               <input type="hidden" name="intent" value="sign_up" />
               {askName && <Field id="name" label={t('field.name')} autocomplete="name" />}
               <Field id="password" label={t('field.password')} type="password" autocomplete="new-password" />
-              <div class="field checkbox">
-                <input id="legalConsentAccepted" name="legalConsentAccepted" type="checkbox" value="true" required />
-                <label for="legalConsentAccepted">{t('field.legalConsent')}</label>
-              </div>
+              <LegalConsent ctx={ctx} />
               <Submit label={t('button.signUp')} />
             </PageForm>
           </section>

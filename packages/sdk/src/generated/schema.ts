@@ -2419,6 +2419,7 @@ export interface components {
                 enabled: boolean;
                 afterSignInUrl: string | null;
                 afterSignOutUrl: string | null;
+                termsUrl: string | null;
                 branding: {
                     productName: string | null;
                     logoUrl: string | null;
