@@ -31,6 +31,7 @@ const registry: Record<string, () => Promise<Bench>> = {
   'email-addresses': () => import('./email-addresses.js'),
   'sdk-size': () => import('./sdk-size.js'),
   'sdk-verify': () => import('./sdk-verify.js'),
+  'hosted-pages': () => import('./hosted-pages.js'),
 };
 
 function usage(): string {
