@@ -378,3 +378,21 @@ describe('an impersonated session', () => {
     expect((await t.client(cast.env, { token: redeemed.json().sessionToken }).get('/me/email-addresses')).json().items).toHaveLength(1);
   });
 });
+
+describe('a session held to enrolling a second factor (mfa policy "required")', () => {
+  it('is told to set one up first, on the page and on every form, as the API answers mfa_enrolment_required', async () => {
+    const strict = await t.given.environment({ mfa: { policy: 'required' } });
+    const user = await t.given.user(strict, { firstName: 'Ada' });
+    const { browser, api } = await signedInBrowser(user, strict);
+    const page = await browser.get('/account');
+    expect(page.statusCode).toBe(403);
+    expect(alertOf(page.body)).toBe('This service requires a second factor: set one up under Security first.');
+    expect(page.body).toContain('<a href="/account/security">Security</a>');
+    expect(page.body).not.toContain('<form');
+    await browser.get('/sign-in');
+    const res = await browser.post('/account/profile', { firstName: 'Mallory', lastName: '', locale: '' });
+    expect(res.statusCode).toBe(403);
+    expect(alertOf(res.body)).toBe('This service requires a second factor: set one up under Security first.');
+    expect((await api.get('/me')).json().firstName).toBe('Ada');
+  });
+});

@@ -37,24 +37,30 @@ export function accountPages(app: PagesApp, kit: PageKit, account: AccountPages)
     return session && { env: request.clientEnvironment, session, context: requestContext(request) };
   }
 
-  /** The page of a tab (or the deletion step) with its current data; a session that may not read it sees why instead. */
-  async function tabPage(visitor: AccountVisitor, tab: ReauthReturn, state: TabState): Promise<VNode> {
+  /** The page of a tab (or the deletion step) with its current data; a session that may not read it (enrolment only) sees why instead. */
+  async function tabPage(visitor: AccountVisitor, tab: ReauthReturn, state: TabState): Promise<{ page: VNode; refused?: ProblemError }> {
     try {
       switch (tab) {
-        case '/account': return <ProfileTab {...state} data={await account.profile(visitor)} />;
-        case '/account/data': return <DataTab {...state} data={await account.data(visitor)} />;
-        case '/account/delete': return <DeleteAccountPage {...state} />;
+        case '/account': return { page: <ProfileTab {...state} data={await account.profile(visitor)} /> };
+        case '/account/data': return { page: <DataTab {...state} data={await account.data(visitor)} /> };
+        case '/account/delete': return { page: <DeleteAccountPage {...state} /> };
       }
     } catch (err) {
       if (!(err instanceof ProblemError) || err.status >= 500) throw err;
-      return <RestrictedTab ctx={state.ctx} current={tab === '/account' ? '/account' : '/account/data'} error={refusalMessage(state.ctx, err.code)} />;
+      const current = tab === '/account' ? '/account' : '/account/data';
+      return { page: <RestrictedTab ctx={state.ctx} current={current} error={refusalMessage(state.ctx, err.code)} />, refused: err };
     }
+  }
+
+  async function showTab(reply: FastifyReply, visitor: AccountVisitor, tab: ReauthReturn, state: TabState, status = 200, headers: Record<string, string | string[]> = {}) {
+    const { page, refused } = await tabPage(visitor, tab, state);
+    return refused ? kit.send(reply, page, refused.status, refused.headers) : kit.send(reply, page, status, headers);
   }
 
   /** The same page again with the refusal beside it (and the password form when a recent sign-in is what is missing). */
   async function showRefusal(reply: FastifyReply, ctx: PageContext, visitor: AccountVisitor, tab: ReauthReturn, problem: ProblemError) {
     const reauth = problem.code === 'reauthentication_required' || problem.code === 'invalid_password';
-    return kit.send(reply, await tabPage(visitor, tab, { ctx, error: refusalMessage(ctx, problem.code), reauth }), problem.status, problem.headers);
+    return showTab(reply, visitor, tab, { ctx, error: refusalMessage(ctx, problem.code), reauth }, problem.status, problem.headers);
   }
 
   /** Post/Redirect/Get: the tab's address with the carried query and the step's notice. */
@@ -69,7 +75,7 @@ export function accountPages(app: PagesApp, kit: PageKit, account: AccountPages)
       const visitor = await visitorOf(request, reply);
       if (!visitor) return reply;
       const ctx = await kit.context(request, reply);
-      return kit.send(reply, await tabPage(visitor, tab, { ctx, notice: noticeOf(ctx, request.query.notice) }));
+      return showTab(reply, visitor, tab, { ctx, notice: noticeOf(ctx, request.query.notice) });
     });
   }
 
