@@ -264,17 +264,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     passkeysServerRoutes(passkeys),
   ]), { prefix: '/api/server/v1' });
 
+  const account = createAccountService({ db, clock, limiter, mailer, sealer, users });
+  const memberActions = createMemberActions(organizations);
   await app.register(clientPlane({
     resolveEnvironment: (host) => environments.findByHost(host),
     authenticateSession: (environmentId, token) => sessions.authenticate(environmentId, token),
     publicRoutes: [...signInRoutes, sessionTokensPublicRoutes(sessionTokens), environmentClientRoutes(environments, oauth.listEnabled)],
-    sessionRoutes: [usersClientRoutes(users), emailAddressesClientRoutes(emailAddresses), accountClientRoutes(createAccountService({ db, clock, limiter, mailer, sealer, users })), factorsClientRoutes(factors), passkeysClientRoutes(passkeys), sessionsClientRoutes(sessions), signOutRoutes(sessions), organizationsClientRoutes(createMemberActions(organizations)), organizationInvitationsClientRoutes(organizationInvitations), sessionTokensClientRoutes(sessionTokens), oauthSessionRoutes(oauth), dataRequestsClientRoutes(dataRequests)],
+    sessionRoutes: [usersClientRoutes(users), emailAddressesClientRoutes(emailAddresses), accountClientRoutes(account), factorsClientRoutes(factors), passkeysClientRoutes(passkeys), sessionsClientRoutes(sessions), signOutRoutes(sessions), organizationsClientRoutes(memberActions), organizationInvitationsClientRoutes(organizationInvitations), sessionTokensClientRoutes(sessionTokens), oauthSessionRoutes(oauth), dataRequestsClientRoutes(dataRequests)],
   }), { prefix: '/_svc' });
 
   const hostedPages = createHostedPages({ passwords, codes, secondStep, invitationSignUps, invitations, organizationInvitations, sessions, users, providers: oauth.listEnabled });
   await app.register(frontendRoot((host) => environments.findByHost(host), [
     sessionTokensPublicRoutes(sessionTokens, 'issuerRoot'),
-    hostedPagesRoutes({ pages: hostedPages, account: createAccountPages(), security: createSecurityPages() }, csrfTokens(options.encryptionKey)),
+    hostedPagesRoutes({ pages: hostedPages, account: createAccountPages({ users, emailAddresses, account, oauth, organizations: memberActions, dataRequests, providers: oauth.listEnabled }), security: createSecurityPages() }, csrfTokens(options.encryptionKey)),
   ]));
 
   if (options.adminToken) {

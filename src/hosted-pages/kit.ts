@@ -15,6 +15,9 @@ export interface PageKit {
   send(reply: FastifyReply, page: VNode, status?: number, headers?: Record<string, string | string[]>): FastifyReply;
   /** The page a step's outcome leads to; a refusal renders `form` with its message. */
   answer(reply: FastifyReply, ctx: PageContext, outcome: Outcome, form: (error?: string) => VNode | Promise<VNode>, next?: (email: string) => VNode): Promise<unknown>;
-  /** The cookie's live session; without one the browser has been answered 303 to /sign-in (coming back here) and undefined is returned. */
-  signedInSession(request: FastifyRequest, reply: FastifyReply): Promise<SessionContext | undefined>;
+  /**
+   * The cookie's live session; without one the browser has been answered 303 to /sign-in (coming back to
+   * `back`, by default this page: a form's post names the page it was on) and undefined is returned.
+   */
+  signedInSession(request: FastifyRequest, reply: FastifyReply, back?: string): Promise<SessionContext | undefined>;
 }

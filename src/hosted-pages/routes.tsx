@@ -277,14 +277,14 @@ export function hostedPagesRoutes({ pages, account, security }: HostedPagesServi
       sendPage(reply, <SignedInPage ctx={await pageContext(request, reply, false)} />));
 
     /** The live session of the cookie; without one, the browser is sent to sign in and brought back here. */
-    async function signedInSession(request: FastifyRequest, reply: FastifyReply) {
+    async function signedInSession(request: FastifyRequest, reply: FastifyReply, back = request.url) {
       const token = request.cookies[SESSION_COOKIE];
       const session = token ? await pages.session(request.clientEnvironment, token) : undefined;
       if (!session) {
-        const back = new URLSearchParams({ redirect_url: request.url });
+        const query = new URLSearchParams({ redirect_url: back });
         const { locale } = (request.query ?? {}) as { locale?: string };
-        if (locale) back.set('locale', locale);
-        await reply.redirect(`/sign-in?${back}`, 303);
+        if (locale) query.set('locale', locale);
+        await reply.redirect(`/sign-in?${query}`, 303);
       }
       return session;
     }

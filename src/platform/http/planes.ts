@@ -1,5 +1,5 @@
 import cookie from '@fastify/cookie';
-import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { systemCaller, type Caller, type RequestContext } from '../caller.js';
 import { ownConnections, withConnectionOwner } from '../db/pool.js';
 import { refuseForeignPreflight, registerClientCors } from './cors.js';
@@ -83,6 +83,24 @@ export function decorateRequests(app: FastifyInstance) {
 const unauthenticated = (detail: string) => new ProblemError(401, 'unauthenticated', detail);
 export const reauthenticationRequired = () => new ProblemError(403, 'reauthentication_required',
   'This change needs a recent sign-in: confirm the password with POST /_svc/me/reauthenticate {password}, then try again within 10 minutes.');
+
+/** The rules a route sets on what a session may do there (the options above). */
+export type SessionRules = Pick<FastifyContextConfig, 'notUnderImpersonation' | 'recentAuthentication' | 'openDuringEnrolment'>;
+
+/**
+ * Refuses a session what a route's rules keep from it. The client plane's hook asks this of every signed-in
+ * request; a hosted page's step asks it with the rules of the client-plane route it stands for.
+ */
+export function assertSessionMay(session: SessionContext, rules: SessionRules) {
+  if (session.impersonatorId && rules.notUnderImpersonation) {
+    throw new ProblemError(403, 'impersonation_restricted', 'An impersonated session cannot do this: it is the user\'s own to do (ending sessions, deleting an organization, changing credentials).');
+  }
+  if (session.enrolmentOnly && !rules.openDuringEnrolment) {
+    throw new ProblemError(403, 'mfa_enrolment_required',
+      'This environment requires a second factor: enrol one (POST /_svc/me/mfa/totp, then confirm it) before anything else.');
+  }
+  if (!session.recentlyAuthenticated && rules.recentAuthentication) throw reauthenticationRequired();
+}
 
 function bearerToken(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
@@ -265,16 +283,7 @@ export function clientPlane(deps: ClientPlaneDeps): FastifyPluginAsync {
         if (cookie && !SAFE_METHODS.has(request.method) && request.headers.origin === undefined) {
           throw new ProblemError(403, 'forbidden', 'A cookie-authenticated change must carry an Origin header.');
         }
-        if (session.impersonatorId && request.routeOptions.config.notUnderImpersonation) {
-          throw new ProblemError(403, 'impersonation_restricted', 'An impersonated session cannot do this: it is the user\'s own to do (ending sessions, deleting an organization, changing credentials).');
-        }
-        if (session.enrolmentOnly && !request.routeOptions.config.openDuringEnrolment) {
-          throw new ProblemError(403, 'mfa_enrolment_required',
-            'This environment requires a second factor: enrol one (POST /_svc/me/mfa/totp, then confirm it) before anything else.');
-        }
-        if (!session.recentlyAuthenticated && request.routeOptions.config.recentAuthentication) {
-          throw reauthenticationRequired();
-        }
+        assertSessionMay(session, request.routeOptions.config);
         request.session = session;
       });
       for (const plugin of deps.sessionRoutes) await signedIn.register(plugin);
