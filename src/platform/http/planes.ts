@@ -84,6 +84,24 @@ const unauthenticated = (detail: string) => new ProblemError(401, 'unauthenticat
 export const reauthenticationRequired = () => new ProblemError(403, 'reauthentication_required',
   'This change needs a recent sign-in: confirm the password with POST /_svc/me/reauthenticate {password}, then try again within 10 minutes.');
 
+/** What a route asks of the session that calls it (the route options above). */
+export type SessionRules = { notUnderImpersonation?: true; recentAuthentication?: true; openDuringEnrolment?: true };
+
+/**
+ * The route options' rules for a session: the client plane's hook applies them to every signed-in route, and
+ * the hosted pages to each step that calls the same service, so a page can do no more than the API.
+ */
+export function assertSessionMay(session: SessionContext, rules: SessionRules) {
+  if (session.impersonatorId && rules.notUnderImpersonation) {
+    throw new ProblemError(403, 'impersonation_restricted', 'An impersonated session cannot do this: it is the user\'s own to do (ending sessions, deleting an organization, changing credentials).');
+  }
+  if (session.enrolmentOnly && !rules.openDuringEnrolment) {
+    throw new ProblemError(403, 'mfa_enrolment_required',
+      'This environment requires a second factor: enrol one (POST /_svc/me/mfa/totp, then confirm it) before anything else.');
+  }
+  if (!session.recentlyAuthenticated && rules.recentAuthentication) throw reauthenticationRequired();
+}
+
 function bearerToken(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
   if (!header) return undefined;
@@ -265,16 +283,7 @@ export function clientPlane(deps: ClientPlaneDeps): FastifyPluginAsync {
         if (cookie && !SAFE_METHODS.has(request.method) && request.headers.origin === undefined) {
           throw new ProblemError(403, 'forbidden', 'A cookie-authenticated change must carry an Origin header.');
         }
-        if (session.impersonatorId && request.routeOptions.config.notUnderImpersonation) {
-          throw new ProblemError(403, 'impersonation_restricted', 'An impersonated session cannot do this: it is the user\'s own to do (ending sessions, deleting an organization, changing credentials).');
-        }
-        if (session.enrolmentOnly && !request.routeOptions.config.openDuringEnrolment) {
-          throw new ProblemError(403, 'mfa_enrolment_required',
-            'This environment requires a second factor: enrol one (POST /_svc/me/mfa/totp, then confirm it) before anything else.');
-        }
-        if (!session.recentlyAuthenticated && request.routeOptions.config.recentAuthentication) {
-          throw reauthenticationRequired();
-        }
+        assertSessionMay(session, request.routeOptions.config);
         request.session = session;
       });
       for (const plugin of deps.sessionRoutes) await signedIn.register(plugin);
