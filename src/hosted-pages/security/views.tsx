@@ -148,11 +148,11 @@ function PasskeysSection({ ctx, passkeys, offered }: { ctx: PageContext; passkey
       {offered && (
         <>
           <form data-passkey="register" data-back={`${SECURITY_PATH}${ctx.carried}`} data-failed={t('security.passkeys.failed')} hidden>
-            <p class="alert" role="alert" hidden data-passkey-error />
+            <p class="alert" role="alert" hidden data-passkey-error="" />
             <Field id="passkey-name" name="name" label={t('security.passkeys.addName')} required={false} />
             <Submit label={t('security.passkeys.add')} />
           </form>
-          <p class="notice" data-passkey-fallback>{t('security.passkeys.needsScript')}</p>
+          <p class="notice" data-passkey-fallback="">{t('security.passkeys.needsScript')}</p>
         </>
       )}
     </section>
@@ -215,7 +215,7 @@ export function TotpEnrolmentPage({ ctx, factorId, enrolment, error }: { ctx: Pa
           <QrCode text={enrolment.otpauthUri} label={t('security.totp.qrLabel')} />
           <dl>
             <dt>{t('security.totp.secret')}</dt>
-            <dd><code class="secret" data-totp-secret>{enrolment.secret}</code></dd>
+            <dd><code class="secret" data-totp-secret="">{enrolment.secret}</code></dd>
             <dt>{t('security.totp.uri')}</dt>
             <dd><code class="secret">{enrolment.otpauthUri}</code></dd>
           </dl>
@@ -238,7 +238,7 @@ export function BackupCodesPage({ ctx, codes }: { ctx: PageContext; codes: strin
   return (
     <AccountLayout ctx={ctx} current={SECURITY_PATH} title={t('security.backupCodes.title')}>
       <p>{t('security.backupCodes.intro')}</p>
-      <ul class="codes" data-backup-codes>{codes.map((code) => <li key={code}><code>{code}</code></li>)}</ul>
+      <ul class="codes" data-backup-codes="">{codes.map((code) => <li key={code}><code>{code}</code></li>)}</ul>
       <nav class="links"><a href={`${SECURITY_PATH}${ctx.carried}`}>{t('security.backupCodes.done')}</a></nav>
     </AccountLayout>
   );
@@ -250,7 +250,7 @@ export function PasskeySignIn({ ctx }: { ctx: PageContext }) {
   return (
     <form method="post" action={`/sign-in/passkey${ctx.carried}`} data-passkey="sign-in" data-failed={t('security.passkeySignIn.failed')} hidden>
       <input type="hidden" name="csrf" value={ctx.csrfToken} />
-      <p class="alert" role="alert" hidden data-passkey-error />
+      <p class="alert" role="alert" hidden data-passkey-error="" />
       <button type="submit" class="secondary">{t('security.passkeySignIn.button')}</button>
     </form>
   );
