@@ -92,8 +92,12 @@ describe.skipIf(!hasChromium)('the security tab and passkey sign-in in a real br
     expect(await page.getByRole('status').textContent()).toBe('The passkey was added.');
     expect(await page.getByRole('button', { name: 'Remove Work laptop' }).count()).toBe(1);
     expect(await accessibilityProblems(page)).toEqual([]);
+    await page.getByLabel('New name for Work laptop').fill('Laptop');
+    await page.getByRole('button', { name: 'Rename' }).click();
+    await page.waitForURL(/done=passkey_renamed/);
+    expect(await page.getByRole('status').textContent()).toBe('The passkey was renamed.');
     const keys = await t.client(env, { cookie: await sessionCookie(context) }).get('/me/passkeys');
-    expect(keys.json().items).toEqual([expect.objectContaining({ name: 'Work laptop', lastUsedAt: null })]);
+    expect(keys.json().items).toEqual([expect.objectContaining({ name: 'Laptop', lastUsedAt: null })]);
 
     await page.goto(`${frontend}/sign-out`);
     await page.getByRole('button', { name: 'Sign out' }).click();
@@ -107,6 +111,13 @@ describe.skipIf(!hasChromium)('the security tab and passkey sign-in in a real br
     expect(me.json().id).toBe(user.id);
     const used = await t.client(env, { cookie: await sessionCookie(context) }).get('/me/passkeys');
     expect(used.json().items[0].lastUsedAt).toEqual(expect.any(String));
+
+    // Signed in by the passkey just now (a recent authentication), the passkey can be removed on the tab.
+    await page.goto(`${frontend}/account/security`);
+    await page.getByRole('button', { name: 'Remove Laptop' }).click();
+    await page.waitForURL(/done=passkey_removed/);
+    expect(await page.getByRole('status').textContent()).toBe('The passkey was removed. Remove it from your device too.');
+    expect((await t.client(env, { cookie: await sessionCookie(context) }).get('/me/passkeys')).json().items).toEqual([]);
     await context.close();
   });
 

@@ -40,6 +40,12 @@ describe('GET /account/security', () => {
     expect(res.headers.location).toBe(`/sign-in?redirect_url=${encodeURIComponent(`${TAB}?locale=da`)}&locale=da`);
   });
 
+  it('refuses a redirect_url off the allowed origins, as every page does', async () => {
+    const res = await pageBrowser(t, env).get(`${TAB}?redirect_url=${encodeURIComponent('https://evil.example/')}`);
+    expect(res.statusCode).toBe(400);
+    expect(alertOf(res.body)).toBe('This link would send you to an address this service does not trust.');
+  });
+
   it('shows the password form, second factors, passkeys and the sessions with this device marked', async () => {
     const user = await t.given.user(env);
     const other = await t.given.session(env, user);

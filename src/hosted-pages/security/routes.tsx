@@ -28,6 +28,8 @@ const problemMessage = (t: Translate, code: string) => t(keyIfAny(`security.erro
 export function securityPages(app: PagesApp, kit: PageKit, security: SecurityPages) {
   /** The signed-in caller; without a session the browser is sent to sign in and back to the tab (a form's POST cannot be repeated). */
   async function caller(request: FastifyRequest, reply: FastifyReply): Promise<SecurityCaller | undefined> {
+    // The tab carries redirect_url into its links like every page, so it is checked here as on every step.
+    landing(request.clientEnvironment, (request.query as SecurityQuery).redirect_url);
     const session = await kit.signedInSession(request, reply, request.method === 'GET' ? request.url : SECURITY_PATH);
     return session && { env: request.clientEnvironment, session, context: requestContext(request) };
   }
