@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
 import { PASSWORD, type TestUser } from '../helpers/given.js';
 import { codeAt, eventsOf, STEP_MS } from '../factors/support.js';
+import { givenCast, minted, redeem } from '../impersonation/support.js';
 import { alertOf, csrfOf, hiddenValue, pageBrowser, setCookies } from './support.js';
 
 const APP = 'https://app.example.com';
@@ -244,6 +245,24 @@ describe('sessions', () => {
     const res = await browser.post(`${TAB}/sessions/${stranger.id}/revoke`, {});
     expect(res.statusCode).toBe(404);
     expect(await statusOf(stranger.token)).toBe(200);
+  });
+});
+
+describe('an impersonated session', () => {
+  it('may look but not act, as on the API: 403 impersonation_restricted beside the forms', async () => {
+    const cast = await givenCast(t);
+    const own = await t.given.session(cast.env, cast.target);
+    const redeemed = await redeem(t, cast.env, (await minted(t, cast)).token);
+    expect(redeemed.statusCode, redeemed.body).toBe(200);
+    const support = pageBrowser(t, cast.env);
+    support.jar.set('__session', redeemed.json().sessionToken);
+    expect((await support.get(TAB)).statusCode).toBe(200);
+    const revoke = await support.post(`${TAB}/sessions/${own.id}/revoke`, {});
+    expect(revoke.statusCode).toBe(403);
+    expect(alertOf(revoke.body)).toBe('Only the account holder can do this, not support acting as them.');
+    const password = await support.post(`${TAB}/password`, { currentPassword: PASSWORD, newPassword: 'a new long passphrase' });
+    expect(password.statusCode).toBe(403);
+    expect((await t.client(cast.env, { token: own.token }).get('/me')).statusCode).toBe(200);
   });
 });
 
