@@ -180,6 +180,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     relyingParty: createRelyingParty({ clock, timeoutSeconds: options.oauthTimeoutSeconds ?? 10 }),
   });
   const outbox = createOutboxStore(db);
+  const account = createAccountService({ db, clock, limiter, mailer, sealer, users });
   const emailAddresses = createEmailAddressesService({ db, clock, mailer, limiter, users });
   // The job queue's worker; it is created before the services that queue jobs so they can wake it.
   const jobHandlers: Parameters<typeof createJobWorker>[0]['handlers'] = {};
@@ -188,13 +189,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   Object.assign(jobHandlers, dataRequests.jobHandlers);
   // The sign-in wing: every route that ends in a session, each through issueSession.
   const invitationSignUps = createInvitationSignUps({ db, clock, issueSession, invitations, organizationInvitations });
+  const passkeySignIn = createPasskeySignIn({ db, clock, issueSession, passkeys, users });
   const signInRoutes = [
     passwordAuthRoutes(passwords, codes),
     invitationSignUpRoutes(invitationSignUps),
     impersonationRedeemRoutes(createImpersonationSignIn({ db, clock, issueSession, metrics })),
     externalSignInRoutes(createExternalSignIn({ oauth, secondStep })),
     secondFactorRoutes(secondStep),
-    passkeySignInRoutes(createPasskeySignIn({ db, clock, issueSession, passkeys, users })),
+    passkeySignInRoutes(passkeySignIn),
   ];
 
   registerSecurityHeaders(app); // before the 404 handler, which only gets the hooks added before it
@@ -264,7 +266,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     passkeysServerRoutes(passkeys),
   ]), { prefix: '/api/server/v1' });
 
-  const account = createAccountService({ db, clock, limiter, mailer, sealer, users });
   const memberActions = createMemberActions(organizations);
   await app.register(clientPlane({
     resolveEnvironment: (host) => environments.findByHost(host),
@@ -276,7 +277,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const hostedPages = createHostedPages({ passwords, codes, secondStep, invitationSignUps, invitations, organizationInvitations, sessions, users, providers: oauth.listEnabled });
   await app.register(frontendRoot((host) => environments.findByHost(host), [
     sessionTokensPublicRoutes(sessionTokens, 'issuerRoot'),
-    hostedPagesRoutes({ pages: hostedPages, account: createAccountPages({ users, emailAddresses, account, oauth, organizations: memberActions, dataRequests, providers: oauth.listEnabled }), security: createSecurityPages() }, csrfTokens(options.encryptionKey)),
+    hostedPagesRoutes({ pages: hostedPages, account: createAccountPages({ users, emailAddresses, account, oauth, organizations: memberActions, dataRequests, providers: oauth.listEnabled }), security: createSecurityPages({ db, account, factors, passkeys, sessions, passkeySignIn }) }, csrfTokens(options.encryptionKey)),
   ]));
 
   if (options.adminToken) {

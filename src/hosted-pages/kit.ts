@@ -5,6 +5,13 @@ import type { SessionContext } from '../platform/http/planes.js';
 import type { Outcome } from './service.js';
 import type { PageContext } from './views/layout.js';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The page may run the passkeys script: its CSP allows `script-src 'self'` (and `connect-src 'self'`) while passkeys are enabled. */
+    passkeyScript?: true;
+  }
+}
+
 /** The hosted pages' Fastify scope: its CSP, CSRF and Origin hooks and its error page apply to every route added to it. */
 export type PagesApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
 

@@ -15,7 +15,7 @@ import { pickLocale } from '../platform/i18n/locale.js';
 import { LOCALES, problemMessageKey, translator } from '../platform/i18n/catalogue.js';
 import { AcceptInvitationForm, CsrfOnlyForm, OrganizationInvitationForm, EmailForm, InvitationQuery, PageQuery, ResetPasswordForm, SignInForm, SignUpForm, VerifyEmailForm } from './schemas.js';
 import { formTargets, hostedPagesDisabled, landing, SIGNED_IN_PATH, type HostedPages, type Outcome } from './service.js';
-import { STYLES_PATH, THEME_PATH, type PageContext } from './views/layout.js';
+import { PASSKEYS_SCRIPT_PATH, STYLES_PATH, THEME_PATH, type PageContext } from './views/layout.js';
 import {
   AcceptInvitationPage, AcceptOrganizationInvitationPage, ErrorPage, ForgotPasswordPage, ResetPasswordPage, SecondFactorPage, SignedInPage, SignInPage, SignOutPage, SignUpPage, VerifyEmailPage,
 } from './views/pages.js';
@@ -29,18 +29,22 @@ import type { SecurityPages } from './security/service.js';
 export interface HostedPagesServices { pages: HostedPages; account: AccountPages; security: SecurityPages }
 
 const STYLES = readFileSync(new URL('./assets/pages.css', import.meta.url), 'utf8');
+const PASSKEYS_SCRIPT = readFileSync(new URL('./assets/passkeys.js', import.meta.url), 'utf8');
 const hidden = { hide: true } as const;
+const PASSKEY_SCRIPT = { passkeyScript: true } as const;
 const forms = <Body extends TSchema>(body: Body) => ({ ...hidden, body, querystring: PageQuery });
 
 /**
  * Only what Gatehouse serves itself: its stylesheets, the operator's logo, forms posting to the page and
- * ending on the allowed origins (form-action also governs a form's redirects). No script, no frames.
+ * ending on the allowed origins (form-action also governs a form's redirects). No frames, and no script but
+ * Gatehouse's own passkeys script on a route that opts in (`passkeyScript`) while passkeys are enabled.
  */
 function pageCsp(request: FastifyRequest) {
   const env = request.clientEnvironment;
   const logo = env.settings.hostedPages.branding.logoUrl;
   const images = ["'self'", ...(logo ? [urlOrigin(logo)!] : [])];
-  return ["default-src 'none'", "style-src 'self'", `img-src ${images.join(' ')}`, `form-action 'self' ${formTargets(env).join(' ')}`.trim(),
+  const script = request.routeOptions.config.passkeyScript && env.settings.passkeys.enabled ? ["script-src 'self'", "connect-src 'self'"] : [];
+  return ["default-src 'none'", ...script, "style-src 'self'", `img-src ${images.join(' ')}`, `form-action 'self' ${formTargets(env).join(' ')}`.trim(),
     "base-uri 'none'", "frame-ancestors 'none'"].join('; ');
 }
 
@@ -126,6 +130,8 @@ export function hostedPagesRoutes({ pages, account, security }: HostedPagesServi
 
     app.get(STYLES_PATH, { schema: hidden }, async (_request, reply) =>
       reply.header('cache-control', 'public, max-age=3600').type('text/css; charset=utf-8').send(STYLES));
+    app.get(PASSKEYS_SCRIPT_PATH, { schema: hidden }, async (_request, reply) =>
+      reply.header('cache-control', 'public, max-age=3600').type('text/javascript; charset=utf-8').send(PASSKEYS_SCRIPT));
     // The operator's colour, validated as #rrggbb by the settings schema.
     app.get(THEME_PATH, { schema: hidden }, async (request, reply) => {
       const color = request.clientEnvironment.settings.hostedPages.branding.primaryColor;
@@ -138,14 +144,14 @@ export function hostedPagesRoutes({ pages, account, security }: HostedPagesServi
       const providers = isAllowedRedirect(to, env.allowedOrigins)
         ? (await pages.providers(env)).map((p) => ({ name: p.name, href: `/_svc/auth/oauth2/${encodeURIComponent(p.id)}/authorize?${new URLSearchParams({ redirect_url: to })}` }))
         : [];
-      return <SignInPage ctx={ctx} error={error} email={email} providers={providers} />;
+      return <SignInPage ctx={ctx} error={error} email={email} providers={providers} passkeys={env.settings.passkeys.enabled} />;
     }
 
-    app.get('/sign-in', { schema: { ...hidden, querystring: PageQuery } }, async (request, reply) => {
+    app.get('/sign-in', { config: PASSKEY_SCRIPT, schema: { ...hidden, querystring: PageQuery } }, async (request, reply) => {
       const to = landing(request.clientEnvironment, request.query.redirect_url);
       return sendPage(reply, await signInForm(request, await pageContext(request, reply), to));
     });
-    app.post('/sign-in', { schema: forms(SignInForm) }, async (request, reply) => {
+    app.post('/sign-in', { config: PASSKEY_SCRIPT, schema: forms(SignInForm) }, async (request, reply) => {
       const { body } = request;
       const to = landing(request.clientEnvironment, request.query.redirect_url);
       const ctx = await pageContext(request, reply);

@@ -83,7 +83,7 @@ describe.skipIf(!hasChromium)('hosted pages in a real browser (headless Chromium
       expect(await accessibilityProblems(page)).toEqual([]);
       await page.getByLabel(say('field.email'), { exact: true }).fill(user.email!);
       await page.getByLabel(say('field.password'), { exact: true }).fill(PASSWORD);
-      await page.getByRole('button', { name: say('button.signIn') }).click();
+      await page.getByRole('button', { name: say('button.signIn'), exact: true }).click();
       await expect.poll(() => page.getByRole('heading', { name: say('secondFactor.title') }).count()).toBe(1);
       expect(await accessibilityProblems(page)).toEqual([]);
       await page.getByLabel(say('field.code'), { exact: true }).fill(codeAt(t, secret));
@@ -143,7 +143,7 @@ describe.skipIf(!hasChromium)('hosted pages in a real browser (headless Chromium
       expect(await accessibilityProblems(page)).toEqual([]);
       const signIn = page.getByRole('region', { name: say('orgInvitation.existingAccount') });
       await signIn.getByLabel(say('field.password'), { exact: true }).fill(PASSWORD);
-      await signIn.getByRole('button', { name: say('button.signIn') }).click();
+      await signIn.getByRole('button', { name: say('button.signIn'), exact: true }).click();
       await page.waitForURL(landing);
       await signedInAs(context, user.email!);
       const members = await t.client(env, { token: (await t.given.session(env, ownerUser)).token }).get(`/organizations/${org.id}/members`);
@@ -160,11 +160,11 @@ describe.skipIf(!hasChromium)('hosted pages in a real browser (headless Chromium
     expect(await accessibilityProblems(page)).toEqual([]);
     await page.getByLabel('E-mail', { exact: true }).fill(user.email!);
     await page.getByLabel('Adgangskode', { exact: true }).fill('forkert adgangskode');
-    await page.getByRole('button', { name: 'Log ind' }).click();
+    await page.getByRole('button', { name: 'Log ind', exact: true }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toBe('E-mail eller adgangskode er forkert.');
     expect(await accessibilityProblems(page)).toEqual([]);
     await page.getByLabel('Adgangskode', { exact: true }).fill(PASSWORD);
-    await page.getByRole('button', { name: 'Log ind' }).click();
+    await page.getByRole('button', { name: 'Log ind', exact: true }).click();
     await page.waitForURL(landing);
     await signedInAs(context, user.email!);
     await context.close();

@@ -37,13 +37,13 @@ describe('GET /sign-in', () => {
     expect(String(res.headers['set-cookie'])).toContain('SameSite=Strict');
   });
 
-  it('may not be framed and loads nothing but its own stylesheets, with forms ending on the allowed origins only', async () => {
+  it('may not be framed and loads nothing but its own stylesheets and passkeys script, with forms ending on the allowed origins only', async () => {
     const res = await pageBrowser(t, env).get(signInUrl());
     expect(res.headers['content-security-policy']).toBe(
-      `default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self' ${APP}; base-uri 'none'; frame-ancestors 'none'`);
+      `default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self'; form-action 'self' ${APP}; base-uri 'none'; frame-ancestors 'none'`);
     expect(res.headers['x-frame-options']).toBe('DENY');
     expect(res.headers['cache-control']).toBe('no-store');
-    expect(res.body).not.toContain('<script');
+    expect(res.body.match(/<script[^>]*>/g)).toEqual(['<script src="/hosted-assets/passkeys.js" defer>']);
     expect(res.body).toContain('<link rel="stylesheet" href="/hosted-assets/pages.css"/>');
     expect(res.body).not.toContain('theme.css');
   });

@@ -11,9 +11,9 @@ export const ACCOUNT_TABS = [
 export type AccountTab = (typeof ACCOUNT_TABS)[number]['path'];
 
 /** A page of the account: the tabs, then the tab's sections. */
-export function AccountLayout({ ctx, current, title, children }: { ctx: PageContext; current: AccountTab; title: string; children: ComponentChildren }) {
+export function AccountLayout({ ctx, current, title, children, script = false }: { ctx: PageContext; current: AccountTab; title: string; children: ComponentChildren; script?: boolean }) {
   return (
-    <Layout ctx={ctx} title={title} wide>
+    <Layout ctx={ctx} title={title} wide script={script}>
       <nav class="tabs" aria-label={ctx.t('account.tabs')}>
         <ul>
           {ACCOUNT_TABS.map((tab) => (

@@ -21,9 +21,11 @@ export interface PageContext {
 
 export const STYLES_PATH = '/hosted-assets/pages.css';
 export const THEME_PATH = '/hosted-assets/theme.css';
+/** The pages' one script (passkeys need WebAuthn, i.e. JavaScript), on the pages whose route opts in to `script-src 'self'`. */
+export const PASSKEYS_SCRIPT_PATH = '/hosted-assets/passkeys.js';
 
-/** The document around every page: one stylesheet and the environment's theme, both served by Gatehouse. */
-export function Layout({ ctx, title, children, wide = false }: { ctx: PageContext; title: string; children: ComponentChildren; wide?: boolean }) {
+/** The document around every page: one stylesheet and the environment's theme, both served by Gatehouse; the passkeys script where a page offers passkeys. */
+export function Layout({ ctx, title, children, wide = false, script = false }: { ctx: PageContext; title: string; children: ComponentChildren; wide?: boolean; script?: boolean }) {
   return (
     <html lang={ctx.locale}>
       <head>
@@ -33,6 +35,7 @@ export function Layout({ ctx, title, children, wide = false }: { ctx: PageContex
         <title>{title.includes(ctx.productName) ? title : `${title} · ${ctx.productName}`}</title>
         <link rel="stylesheet" href={STYLES_PATH} />
         {ctx.themed && <link rel="stylesheet" href={THEME_PATH} />}
+        {script && <script src={PASSKEYS_SCRIPT_PATH} defer />}
       </head>
       <body>
         {ctx.impersonator && <p class="impersonation" role="status">{ctx.t('impersonation.banner', { operator: ctx.impersonator })}</p>}

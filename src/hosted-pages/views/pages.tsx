@@ -1,20 +1,23 @@
 /** @jsxImportSource preact */
+import { PasskeySignIn } from '../security/views.js';
 import { Alert, Field, Layout, Notice, PageForm, Submit, type PageContext } from './layout.js';
 
 interface FormState { ctx: PageContext; error?: string }
 
 export interface ProviderLink { name: string; href: string }
 
-export function SignInPage({ ctx, error, email, providers }: FormState & { email?: string; providers: ProviderLink[] }) {
+/** `passkeys`: the passkey button, shown by the passkeys script where the browser can use one. */
+export function SignInPage({ ctx, error, email, providers, passkeys = false }: FormState & { email?: string; providers: ProviderLink[]; passkeys?: boolean }) {
   const { t } = ctx;
   return (
-    <Layout ctx={ctx} title={t('signIn.title', { product: ctx.productName })}>
+    <Layout ctx={ctx} title={t('signIn.title', { product: ctx.productName })} script={passkeys}>
       <Alert message={error} />
       <PageForm ctx={ctx} action="/sign-in">
         <Field id="email" label={t('field.email')} type="email" value={email} autocomplete="username" />
         <Field id="password" label={t('field.password')} type="password" autocomplete="current-password" />
         <Submit label={t('button.signIn')} />
       </PageForm>
+      {passkeys && <PasskeySignIn ctx={ctx} />}
       {providers.length > 0 && (
         <ul class="providers">
           {providers.map((p) => <li key={p.href}><a class="button secondary" href={p.href}>{t('signIn.withProvider', { provider: p.name })}</a></li>)}
