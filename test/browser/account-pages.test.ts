@@ -40,7 +40,7 @@ describe.skipIf(!hasChromium)('the account pages in a real browser (headless Chr
     expect(new URL(page.url()).pathname).toBe('/sign-in');
     await page.getByLabel(words.email, { exact: true }).fill(user.email!);
     await page.getByLabel(words.password, { exact: true }).fill(PASSWORD);
-    await page.getByRole('button', { name: words.signIn }).click();
+    await page.getByRole('button', { name: words.signIn, exact: true }).click();
     await page.waitForURL(`${frontend}${path}`);
     return { context, page };
   }
