@@ -14,6 +14,10 @@ import { serveMetrics } from './platform/http/metrics-server.js';
 import { createMetrics } from './platform/metrics.js';
 import { announceLocalServer, localAdminToken } from './platform/local-admin.js';
 import { join } from 'node:path';
+import { firstOperatorStep } from './operators/first-start.js';
+import { createOperatorAccounts } from './operators/service.js';
+import { createSessionsService } from './sessions/service.js';
+import { createUsersService } from './users/service.js';
 
 /** The encryption key, and at the first start of the embedded database where it was generated. */
 function encryptionKeyOf(config: Config): Buffer {
@@ -44,7 +48,7 @@ async function main() {
     mailFrom: config.mailFrom, trustedProxies: config.trustedProxies, logLevel: config.logLevel,
     metrics, poolStats: database.poolStats,
     metricsExposure: config.metricsPort ? { on: 'own_port' } : { on: 'app', token: config.metricsToken }, encryptionKey,
-    housekeeping: housekeepingOf(config), jobs: { leaseMs: config.jobLeaseSeconds * 1000 },
+    housekeeping: housekeepingOf(config), jobs: { leaseMs: config.jobLeaseSeconds * 1000 }, baseUrl: config.baseUrl,
   });
   // A key on the embedded database is a developer's; on a shared one, output that is not a terminal goes to a log.
   await bootstrapFirstEnvironment(database.db, app.log, { port: config.port, showKey: embedded || process.stderr.isTTY === true, encryptionKey });
@@ -75,11 +79,20 @@ async function main() {
     : embedded ? `on, with the token in ${join(config.dataDir, 'admin.token')} (the CLI uses it while the server runs: npx gatehouse outbox <envId>)`
       : 'off; set GATEHOUSE_ADMIN_TOKEN to manage environments, keys and mail over HTTP';
   process.stderr.write(`Gatehouse listening on http://${config.host}:${config.port} with ${storage}. API reference: /docs. Admin API (/api/admin/v1): ${admin}\n`);
+  const operatorStep = await firstOperatorStep(operatorAccountsOf(database.db, config), config.baseUrl ?? `http://localhost:${config.port}`);
+  if (operatorStep) process.stderr.write(operatorStep);
   const openMetrics = metricsOpenWarning(config);
   if (openMetrics) {
     app.log.warn({ host: config.host }, 'metrics served without a token on a non-loopback address');
     process.stderr.write(openMetrics);
   }
+}
+
+/** The operators' accounts, to tell whether the first one still has to be made. */
+function operatorAccountsOf(db: Db, config: Config) {
+  const environments = createEnvironmentsService({ db, clock: systemClock, defaultFrontendPort: config.port });
+  const users = createUsersService({ db, clock: systemClock, environments, sessions: createSessionsService({ db, clock: systemClock }) });
+  return createOperatorAccounts({ db, clock: systemClock, environments, users });
 }
 
 const isLoopback = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');
