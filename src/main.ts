@@ -14,10 +14,7 @@ import { serveMetrics } from './platform/http/metrics-server.js';
 import { createMetrics } from './platform/metrics.js';
 import { announceLocalServer, localAdminToken } from './platform/local-admin.js';
 import { join } from 'node:path';
-import { firstOperatorStep } from './operators/first-start.js';
-import { createOperatorAccounts } from './operators/service.js';
-import { createSessionsService } from './sessions/service.js';
-import { createUsersService } from './users/service.js';
+import { firstOperatorStep, operatorAccountsOver } from './operators/first-start.js';
 
 /** The encryption key, and at the first start of the embedded database where it was generated. */
 function encryptionKeyOf(config: Config): Buffer {
@@ -78,21 +75,13 @@ async function main() {
   const admin = config.adminToken ? 'on (GATEHOUSE_ADMIN_TOKEN)'
     : embedded ? `on, with the token in ${join(config.dataDir, 'admin.token')} (the CLI uses it while the server runs: npx gatehouse outbox <envId>)`
       : 'off; set GATEHOUSE_ADMIN_TOKEN to manage environments, keys and mail over HTTP';
-  process.stderr.write(`Gatehouse listening on http://${config.host}:${config.port} with ${storage}. API reference: /docs. Admin API (/api/admin/v1): ${admin}\n`);
-  const operatorStep = await firstOperatorStep(operatorAccountsOf(database.db, config), config.baseUrl ?? `http://localhost:${config.port}`);
-  if (operatorStep) process.stderr.write(operatorStep);
+  const operatorStep = await firstOperatorStep(operatorAccountsOver(database.db, config.port), config.baseUrl ?? `http://localhost:${config.port}`);
+  process.stderr.write(`Gatehouse listening on http://${config.host}:${config.port} with ${storage}. API reference: /docs. Admin API (/api/admin/v1): ${admin}\n${operatorStep ?? ''}`);
   const openMetrics = metricsOpenWarning(config);
   if (openMetrics) {
     app.log.warn({ host: config.host }, 'metrics served without a token on a non-loopback address');
     process.stderr.write(openMetrics);
   }
-}
-
-/** The operators' accounts, to tell whether the first one still has to be made. */
-function operatorAccountsOf(db: Db, config: Config) {
-  const environments = createEnvironmentsService({ db, clock: systemClock, defaultFrontendPort: config.port });
-  const users = createUsersService({ db, clock: systemClock, environments, sessions: createSessionsService({ db, clock: systemClock }) });
-  return createOperatorAccounts({ db, clock: systemClock, environments, users });
 }
 
 const isLoopback = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');

@@ -7,7 +7,8 @@ import type { PageQuery } from '../platform/http/common-schemas.js';
 import { assertPasswordPolicy } from '../users/accounts.js';
 import type { User } from '../users/schemas.js';
 import type { UsersService } from '../users/service.js';
-import { invalidSetPasswordToken } from './errors.js';
+import { ProblemError } from '../platform/http/problem.js';
+import { invalidSetPasswordToken, operatorExists } from './errors.js';
 import type { CreatedOperator, CreateOperatorBody, Operator } from './schemas.js';
 import { createPasswordTokensStore } from './store.js';
 
@@ -56,7 +57,9 @@ export function createOperatorAccounts({ db, clock, environments, users }: Opera
     /** An operator with a password, or without one and a one-time link (under `baseUrl`) to set it. */
     async create(body: CreateOperatorBody, by: Caller, baseUrl: string): Promise<CreatedOperator> {
       const env = await environment();
-      const user = await users.create(env.id, { email: body.email, ...(body.password !== undefined && { password: body.password }) }, by);
+      const user = await users.create(env.id, { email: body.email, ...(body.password !== undefined && { password: body.password }) }, by).catch((err: unknown) => {
+        throw err instanceof ProblemError && err.code === 'email_taken' ? operatorExists() : err;
+      });
       if (body.password !== undefined) return { operator: toOperator(user), setPasswordUrl: null };
       const token = randomToken('opw_');
       const now = clock.now();
