@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { createClientPlane, createServerClient, GatehouseError } from '@gatehouse/sdk';
+import { createClientPlane, createServerClient, GatehouseError, type ServerClientOptions } from '@gatehouse/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
 import { PASSWORD } from '../helpers/given.js';
@@ -15,7 +15,7 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-const serverClient = (env: TestEnv, extra: Partial<Parameters<typeof createServerClient>[0]> = {}) =>
+const serverClient = (env: TestEnv, extra: Partial<Extract<ServerClientOptions, { secretKey: string }>> = {}) =>
   createServerClient({ baseUrl, secretKey: env.secretKey, ...extra });
 
 /** A fetch that answers the first `times` calls itself with `status` (and Retry-After: 1), then goes through; it records every request. */
