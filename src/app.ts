@@ -82,6 +82,10 @@ import { createDataRequestsService } from './data-requests/service.js';
 import { sessionsClientRoutes } from './sessions/routes.js';
 import { createSessionsService } from './sessions/service.js';
 import { usersClientRoutes, usersServerRoutes } from './users/routes.js';
+import { operatorAccountRoutes, operatorPasswordRoutes } from './operators/routes.js';
+import { createOperatorAccounts } from './operators/service.js';
+import { operatorSessionRoutes, operatorSignInRoutes } from './auth/routes/operator-sessions.js';
+import { createOperatorSessions } from './auth/service/operator-sessions.js';
 import { createUsersService } from './users/service.js';
 
 export interface AppOptions {
@@ -118,6 +122,8 @@ export interface AppOptions {
   jobs?: Partial<JobWorkerOptions>;
   /** False leaves the job worker off, so jobs run only when app.runJobs() is called (tests that look at a job's state before it runs). */
   jobsInBackground?: boolean;
+  /** The origin people reach the service at (GATEHOUSE_BASE_URL), for links such as an operator's set-password link; default the request's. */
+  baseUrl?: string;
 }
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -187,6 +193,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const jobWorker = createJobWorker({ db, clock, log: app.log, notifications: options.notifications, handlers: jobHandlers, options: { ...JOB_WORKER_DEFAULTS, ...options.jobs } });
   const dataRequests = createDataRequestsService({ db, clock, environments, wakeJobs: jobWorker.wake });
   Object.assign(jobHandlers, dataRequests.jobHandlers);
+  // Operators are the users of a reserved environment: the end-users' sign-in, lockout, factors and sessions run for them.
+  const operatorAccounts = createOperatorAccounts({ db, clock, environments, users });
+  const operatorSessions = createOperatorSessions({
+    accounts: operatorAccounts, passwords, secondStep, sessions, factors, isCustomerEnvironment: environments.isCustomerEnvironment,
+  });
   // The sign-in wing: every route that ends in a session, each through issueSession.
   const invitationSignUps = createInvitationSignUps({ db, clock, issueSession, invitations, organizationInvitations });
   const signInRoutes = [
@@ -209,7 +220,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       info: {
         title: 'Gatehouse', version: PACKAGE_VERSION,
         description: 'Self-hostable identity service. The Server API (`/api/server/v1`, secret key) is for your backend; the client plane '
-          + "(`/_svc`, served on each environment's frontend host) for your apps; the admin API (`/api/admin/v1`, GATEHOUSE_ADMIN_TOKEN) for operators.",
+          + "(`/_svc`, served on each environment's frontend host) for your apps; the admin API (`/api/admin/v1`, GATEHOUSE_ADMIN_TOKEN or an operator's session) for operators.",
       },
       servers: [{ url: 'http://localhost:3000', description: "A local Gatehouse (npm start). The client plane answers on each environment's frontend host (the development environment's is http://localhost:3000)." }],
       tags: API_TAGS,
@@ -218,6 +229,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         adminToken: { type: 'http', scheme: 'bearer', description: 'GATEHOUSE_ADMIN_TOKEN.' },
         sessionCookie: { type: 'apiKey', in: 'cookie', name: '__session', description: 'The HttpOnly session cookie a browser sign-in sets.' },
         sessionToken: { type: 'http', scheme: 'bearer', description: 'The session token a native sign-in (`?_is_native=true`) answers, as a bearer token.' },
+        operatorSession: { type: 'apiKey', in: 'cookie', name: 'gatehouse_operator', description: "An operator's session cookie (POST /api/admin/v1/operator-sessions); changes also need the service's own Origin." },
+        operatorEnvironment: { type: 'apiKey', in: 'header', name: 'Gatehouse-Environment', description: 'With an operator session on the Server API: the id of the environment to act in.' },
       } },
     },
     // Every error has the one problem+json shape, so the document states it once per operation here.
@@ -264,7 +277,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     factorsServerRoutes(factors),
     dataRequestsServerRoutes(dataRequests),
     passkeysServerRoutes(passkeys),
-  ]), { prefix: '/api/server/v1' });
+  ], options.adminToken ? operatorSessions.authenticator : undefined), { prefix: '/api/server/v1' });
 
   await app.register(clientPlane({
     resolveEnvironment: (host) => environments.findByHost(host),
@@ -280,12 +293,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   ]));
 
   if (options.adminToken) {
-    await app.register(adminPlane(options.adminToken, adminTokenMatches, [
-      environmentsAdminRoutes({ environments, outbox: (envId, to) => outbox.list(envId, to) }),
-      organizationRoleSetsAdminRoutes(organizations),
-      sessionTokensAdminRoutes(sessionTokens),
-      oauthAdminRoutes(createOAuthProvidersAdmin({ db, clock, sealer, environments })),
-    ]), { prefix: '/api/admin/v1' });
+    await app.register(adminPlane(options.adminToken, adminTokenMatches, operatorSessions.authenticator, {
+      publicRoutes: [operatorSignInRoutes(operatorSessions), operatorPasswordRoutes(operatorAccounts)],
+      routes: [
+        environmentsAdminRoutes({ environments, outbox: (envId, to) => outbox.list(envId, to) }),
+        organizationRoleSetsAdminRoutes(organizations),
+        sessionTokensAdminRoutes(sessionTokens),
+        oauthAdminRoutes(createOAuthProvidersAdmin({ db, clock, sealer, environments })),
+        operatorAccountRoutes(operatorAccounts, options.baseUrl),
+        operatorSessionRoutes(operatorSessions),
+      ],
+    }), { prefix: '/api/admin/v1' });
   }
 
   const housekeeping = { ...HOUSEKEEPING_DEFAULTS, ...options.housekeeping };

@@ -18,7 +18,7 @@ DATABASE_URL. While a server runs on the embedded database, the CLI acts through
 Exit codes: 0 done, 1 the command failed (the reason is on stderr), 2 usage or configuration error.`;
 
 const program = new Command('gatehouse')
-  .description('Operate Gatehouse: environments, keys, users, organizations, allowed origins, mail, migrations.')
+  .description('Operate Gatehouse: environments, keys, users, organizations, allowed origins, mail, operators, migrations.')
   .version(PACKAGE_VERSION, '-v, --version', 'print the version')
   .helpOption('-h, --help', 'show help for a command')
   .option('--json', 'print results as JSON (for scripts) instead of tables')
@@ -91,6 +91,12 @@ leaf(providers, 'oauth-providers list', "list an environment's providers (never 
 leaf(providers, 'oauth-providers set', "create or replace a provider, e.g. '{\"type\":\"google\",\"name\":\"Google\",\"clientId\":\"...\"}' "
   + '(the client secret from GATEHOUSE_OAUTH_CLIENT_SECRET when the JSON has none)', ['<envId>', '<providerId>', '<json>']);
 leaf(providers, 'oauth-providers delete', "remove a provider (its users' identities stay linked)", ['<envId>', '<providerId>']);
+
+const operators = group('operators', 'operators who sign in to the dashboard');
+leaf(operators, 'operators create', 'create an operator; without --password, prints a one-time link to set one', [], (c) => c
+  .requiredOption('--email <email>', 'their email')
+  .option('--password <password>', 'their password (or GATEHOUSE_OPERATOR_PASSWORD, kept out of the shell history)'));
+leaf(operators, 'operators list', 'list operators, oldest first', [], pageOptions);
 
 leaf(program, 'migrate', 'apply pending database migrations');
 

@@ -29,6 +29,7 @@ const ConfigSchema = Type.Object({
   statementTimeoutMs: Type.Integer({ minimum: 100, maximum: 3_600_000 }),
   lockTimeoutMs: Type.Integer({ minimum: 100, maximum: 3_600_000 }),
   jobLeaseSeconds: Type.Integer({ minimum: 1, maximum: 3600 }),
+  baseUrl: Type.Optional(Type.String({ pattern: '^https?://[^/]+$' })),
 });
 export type Config = Static<typeof ConfigSchema>;
 type Key = keyof Config;
@@ -81,6 +82,7 @@ const VARIABLES: Record<Key, { name: string; rule: string; check?: (value: never
   statementTimeoutMs: { name: 'GATEHOUSE_DB_STATEMENT_TIMEOUT_MS', rule: 'must be a whole number of milliseconds from 100 to 3600000' },
   lockTimeoutMs: { name: 'GATEHOUSE_DB_LOCK_TIMEOUT_MS', rule: 'must be a whole number of milliseconds from 100 to 3600000' },
   jobLeaseSeconds: { name: 'GATEHOUSE_JOB_LEASE_SECONDS', rule: 'must be a whole number of seconds from 1 to 3600' },
+  baseUrl: { name: 'GATEHOUSE_BASE_URL', rule: 'must be the origin people reach the service at, such as https://auth.example.com (no path)', check: URL.canParse },
 };
 
 // Digits only: Number('') is 0 (a random port) and Number('8e3') is 8000.
@@ -109,6 +111,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     statementTimeoutMs: wholeNumber(env.GATEHOUSE_DB_STATEMENT_TIMEOUT_MS, STATEMENT_LIMITS.statementTimeoutMs),
     lockTimeoutMs: wholeNumber(env.GATEHOUSE_DB_LOCK_TIMEOUT_MS, STATEMENT_LIMITS.lockTimeoutMs),
     jobLeaseSeconds: wholeNumber(env.GATEHOUSE_JOB_LEASE_SECONDS, JOB_WORKER_DEFAULTS.leaseMs / 1000),
+    baseUrl: env.GATEHOUSE_BASE_URL?.replace(/\/+$/, '') || undefined,
   };
   const lines = (Object.keys(VARIABLES) as Key[]).flatMap((key) => {
     const value = raw[key];

@@ -14,6 +14,7 @@ import { serveMetrics } from './platform/http/metrics-server.js';
 import { createMetrics } from './platform/metrics.js';
 import { announceLocalServer, localAdminToken } from './platform/local-admin.js';
 import { join } from 'node:path';
+import { firstOperatorStep, operatorAccountsOver } from './operators/first-start.js';
 
 /** The encryption key, and at the first start of the embedded database where it was generated. */
 function encryptionKeyOf(config: Config): Buffer {
@@ -44,7 +45,7 @@ async function main() {
     mailFrom: config.mailFrom, trustedProxies: config.trustedProxies, logLevel: config.logLevel,
     metrics, poolStats: database.poolStats,
     metricsExposure: config.metricsPort ? { on: 'own_port' } : { on: 'app', token: config.metricsToken }, encryptionKey,
-    housekeeping: housekeepingOf(config), jobs: { leaseMs: config.jobLeaseSeconds * 1000 },
+    housekeeping: housekeepingOf(config), jobs: { leaseMs: config.jobLeaseSeconds * 1000 }, baseUrl: config.baseUrl,
   });
   // A key on the embedded database is a developer's; on a shared one, output that is not a terminal goes to a log.
   await bootstrapFirstEnvironment(database.db, app.log, { port: config.port, showKey: embedded || process.stderr.isTTY === true, encryptionKey });
@@ -74,7 +75,8 @@ async function main() {
   const admin = config.adminToken ? 'on (GATEHOUSE_ADMIN_TOKEN)'
     : embedded ? `on, with the token in ${join(config.dataDir, 'admin.token')} (the CLI uses it while the server runs: npx gatehouse outbox <envId>)`
       : 'off; set GATEHOUSE_ADMIN_TOKEN to manage environments, keys and mail over HTTP';
-  process.stderr.write(`Gatehouse listening on http://${config.host}:${config.port} with ${storage}. API reference: /docs. Admin API (/api/admin/v1): ${admin}\n`);
+  const operatorStep = await firstOperatorStep(operatorAccountsOver(database.db, config.port), config.baseUrl ?? `http://localhost:${config.port}`);
+  process.stderr.write(`Gatehouse listening on http://${config.host}:${config.port} with ${storage}. API reference: /docs. Admin API (/api/admin/v1): ${admin}\n${operatorStep ?? ''}`);
   const openMetrics = metricsOpenWarning(config);
   if (openMetrics) {
     app.log.warn({ host: config.host }, 'metrics served without a token on a non-loopback address');

@@ -1,3 +1,4 @@
+import { ProblemError } from '../platform/http/problem.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { Page } from '../platform/http/common-schemas.js';
@@ -60,6 +61,8 @@ export function auditServerRoutes(audit: AuditService): FastifyPluginAsync {
       // An append counts itself in the statement that stores it; one that fails before that is counted here.
       errorHandler: countingFailedAttempts((req) => audit.countFailedAppend(req.environmentId)),
     }, async (req, reply) => {
+      // The customer's trail is what their application records; the dashboard reads it and adds nothing to it.
+      if (req.operator) throw new ProblemError(403, 'forbidden', "Appending an audit event takes the environment's secret key, not an operator session.");
       const { event, headers } = await audit.append(req.environmentId, req.secretKeyId, req.headers['idempotency-key'], req.body);
       return reply.headers(headers).code(201).send(event);
     });

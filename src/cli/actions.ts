@@ -4,6 +4,7 @@ import type { Config } from '../config.js';
 import { PutProviderBody } from '../oauth/schemas.js';
 import { CreateRoleSetBody } from '../organizations/schemas.js';
 import { CreateUserBody } from '../users/schemas.js';
+import { CreateOperatorBody } from '../operators/schemas.js';
 import type { Show } from './output.js';
 import type { Services } from './services.js';
 
@@ -187,6 +188,19 @@ export const ACTIONS: Record<string, (args: Args) => Action> = {
   }),
   'allowed-origins add': ({ operands: [id, ...origins] }) => originsChange(id!, (current) => [...current, ...origins]),
   'allowed-origins remove': ({ operands: [id, ...origins] }) => originsChange(id!, (current) => current.filter((o) => !origins.includes(o))),
+  'operators create': ({ options, config }) => {
+    const password = (options.password as string | undefined) ?? process.env.GATEHOUSE_OPERATOR_PASSWORD;
+    const body = checked(CreateOperatorBody, { email: options.email, ...(password !== undefined && { password }) }, 'operator');
+    const baseUrl = config.baseUrl ?? `http://localhost:${config.port}`;
+    return { direct: (s) => s.operators().create(body, s.caller, baseUrl), http: { method: 'POST', path: '/operators', body }, show: { kind: 'record' } };
+  },
+  'operators list': ({ options }) => {
+    const paging = page(options);
+    return {
+      direct: (s) => s.operators().list(paging), http: { method: 'GET', path: `/operators${query(paging)}` },
+      show: pageTable(['id', 'email', 'status', 'createdAt']),
+    };
+  },
   migrate: () => ({ direct: async () => undefined, show: { kind: 'done', message: 'Database is up to date.' } }),
 };
 

@@ -10,6 +10,7 @@ import { createOutboxStore } from '../platform/mail/outbox-store.js';
 import { createFirstSigningKey, createSessionTokensService } from '../session-tokens/service.js';
 import { createSessionsService } from '../sessions/service.js';
 import { createUsersService } from '../users/service.js';
+import { createOperatorAccounts } from '../operators/service.js';
 
 /** The server's encryption key, for the commands that make or read signing keys and provider secrets. */
 const sealerOf = (config: Config) => createSealer(resolveEncryptionKey(config.encryptionKey, config.dataDir).key);
@@ -36,6 +37,7 @@ export function cliServices(config: Config, db: Db, command: string) {
     outbox: createOutboxStore(db),
     users,
     organizations: () => createOrganizationsService({ db, clock, environments, users: users() }),
+    operators: () => createOperatorAccounts({ db, clock, environments, users: users() }),
     signingKeys: () => {
       assertServerConfig(config);
       return createSessionTokensService({ db, clock, sealer: sealerOf(config), environments, sessions: sessions() });

@@ -6,6 +6,7 @@ import { inTransaction, transactionWithLock, type Db } from '../platform/db/data
 import { localNotifications, type Notifications } from '../platform/db/notifications.js';
 import { createSharedCache } from '../platform/shared-cache.js';
 import { deepMerge, type JsonObject } from '../platform/json.js';
+import { ProblemError } from '../platform/http/problem.js';
 import { environmentNotFound, frontendHostTaken, invalidOrigins, invalidSettings, secretKeyNotFound } from './errors.js';
 import { normalizeOrigin } from './origins.js';
 import type { CreateEnvironmentBody, CreatedEnvironment, Environment, PublicEnvironment, UpdateEnvironmentBody } from './schemas.js';
@@ -28,6 +29,7 @@ export interface EnvironmentsDeps {
 
 // Any constant works; it only has to be the same in every process sharing the database.
 const FIRST_ENVIRONMENT_LOCK = 7_262_2027;
+const RESERVED_ENVIRONMENT_LOCK = 7_262_2030;
 
 // Secret keys and environments are read on every request; a minute bounds the cost of a missed eviction.
 const CACHE = { ttlMs: 60_000, maxEntries: 10_000 };
@@ -59,10 +61,17 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
   // By `id:<id>` and `host:<host>`.
   const envCache = createSharedCache<EnvironmentRecord>({ db, clock, notifications, name: 'env', idOf: (env) => env.id, ...CACHE });
 
-  /** The full record (settings and allowed origins) for other domains' rules. */
+  /** The full record (settings and allowed origins) for other domains' rules; a reserved environment's too. */
   async function record(id: string): Promise<EnvironmentRecord> {
     const env = await envCache.get(`id:${id}`, () => environments.find(id));
     if (!env) throw environmentNotFound();
+    return env;
+  }
+
+  /** A customer's environment: a reserved one (the operators') is as absent as a missing one to the APIs that name environments. */
+  async function customerRecord(id: string): Promise<EnvironmentRecord> {
+    const env = await record(id);
+    if (env.reserved !== null) throw environmentNotFound();
     return env;
   }
 
@@ -128,9 +137,30 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
         : createIn(trx, { name: 'development', frontendHost: `localhost:${defaultFrontendPort}` }, by, DEVELOPMENT_ORIGINS)),
     async get(id: string): Promise<Environment> {
       const env = await environments.find(id);
-      if (!env) throw environmentNotFound();
+      if (!env || env.reserved !== null) throw environmentNotFound();
       return toPublic(env);
     },
+    /**
+     * The reserved environment for `purpose`, made on first use with these settings: no frontend host that
+     * resolves (`.invalid`), no secret key, not listed. Processes that ask together take turns under a lock.
+     */
+    async reserved(purpose: string, settings: JsonObject): Promise<EnvironmentRecord> {
+      const found = await environments.findReserved(purpose);
+      if (found) return found;
+      return transactionWithLock(db, RESERVED_ENVIRONMENT_LOCK, async (trx) => {
+        const store = createEnvironmentsStore(trx);
+        return (await store.findReserved(purpose))
+          ?? (await store.insert({ name: purpose, frontendHost: `${purpose}.gatehouse.invalid`, overrides: validatedOverrides({}, settings), reserved: purpose }, clock.now()))!;
+      });
+    },
+    customerRecord,
+    /** The reserved environment for `purpose`, when it was made; never makes it. */
+    findReserved: (purpose: string) => environments.findReserved(purpose),
+    /** Whether an id names a customer's environment (not missing, not reserved). */
+    isCustomerEnvironment: (id: string) => customerRecord(id).then(() => true, (err: unknown) => {
+      if (err instanceof ProblemError && err.code === 'resource_not_found') return false;
+      throw err;
+    }),
     list: () => environments.list().then((all) => all.map(toPublic)),
     count: () => environments.count(),
     /** Housekeeping: the environments whose audit events expire (setting auditRetentionDays), with their retention. */
@@ -141,7 +171,7 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
       const updated = await envCache.change(id, async (trx) => {
         const store = createEnvironmentsStore(trx);
         const current = await store.findForUpdate(id);
-        if (!current) throw environmentNotFound();
+        if (!current || current.reserved !== null) throw environmentNotFound();
         const overrides = body.settings ? validatedOverrides(current.overrides, body.settings) : undefined;
         const result = await store.update(id, { name: body.name, frontendHost, overrides }, clock.now());
         if (result === 'host_taken') throw frontendHostTaken(frontendHost!);
@@ -155,7 +185,7 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
     findByHost: (host: string) => envCache.get(`host:${host.toLowerCase()}`, () => environments.findByHost(host)),
 
     async createSecretKey(environmentId: string, by: Caller) {
-      if (!(await environments.find(environmentId))) throw environmentNotFound();
+      if ((await environments.find(environmentId))?.reserved !== null) throw environmentNotFound();
       return inTransaction(db, (trx) => issueKey(trx, environmentId, by));
     },
     /** Revokes a key and records it in the same transaction; revoking it again answers the same and records nothing. */

@@ -9,14 +9,16 @@ import { resolveSettings, type EnvironmentSettings } from './settings.js';
 export interface EnvironmentRecord {
   id: string; name: string; frontendHost: string; settings: EnvironmentSettings; overrides: JsonObject;
   allowedOrigins: string[]; createdAt: string;
+  /** What a reserved environment is for ('operators'); null for a customer's environment. */
+  reserved: string | null;
 }
 
 export function createEnvironmentsStore(db: Db) {
   return {
         /** Undefined when the frontend host is taken (no error, so it also works inside a transaction). */
-    insert: (values: { name: string; frontendHost: string; overrides: JsonObject; allowedOrigins?: string[] }, now: Date) =>
+    insert: (values: { name: string; frontendHost: string; overrides: JsonObject; allowedOrigins?: string[]; reserved?: string }, now: Date) =>
       db.insertInto('environments').values({
-        id: uuidv7(), name: values.name, frontend_host: values.frontendHost.toLowerCase(),
+        id: uuidv7(), name: values.name, frontend_host: values.frontendHost.toLowerCase(), reserved: values.reserved ?? null,
         settings: jsonb(values.overrides), allowed_origins: values.allowedOrigins ?? [], created_at: now, updated_at: now,
       }).onConflict((oc) => oc.expression(sql`lower(frontend_host)`).doNothing())
         .returningAll().executeTakeFirst().then((row) => row && toEnvironment(row)),
@@ -25,16 +27,21 @@ export function createEnvironmentsStore(db: Db) {
     /** The row, locked until the transaction ends (read-merge-write of settings). */
     findForUpdate: (id: string) =>
       db.selectFrom('environments').selectAll().where('id', '=', id).forUpdate().executeTakeFirst().then((r) => r && toEnvironment(r)),
+    /** A reserved environment serves no frontend host. */
     findByHost: (host: string) =>
       db.selectFrom('environments').selectAll().where((eb) => eb(eb.fn('lower', ['frontend_host']), '=', host.toLowerCase()))
-        .executeTakeFirst().then((r) => r && toEnvironment(r)),
-    list: () => db.selectFrom('environments').selectAll().orderBy('id').execute().then((rows) => rows.map(toEnvironment)),
+        .where('reserved', 'is', null).executeTakeFirst().then((r) => r && toEnvironment(r)),
+    findReserved: (purpose: string) =>
+      db.selectFrom('environments').selectAll().where('reserved', '=', purpose).executeTakeFirst().then((r) => r && toEnvironment(r)),
+    /** The customers' environments; reserved ones are not listed. */
+    list: () => db.selectFrom('environments').selectAll().where('reserved', 'is', null).orderBy('id').execute().then((rows) => rows.map(toEnvironment)),
     /** Environments that set an audit retention (the default, null, keeps events for good). */
     listAuditRetentions: () =>
       db.selectFrom('environments').select(['id', sql<number>`(settings->>'auditRetentionDays')::integer`.as('days')])
         .where(sql<boolean>`jsonb_typeof(settings->'auditRetentionDays') = 'number'`).orderBy('id').execute()
         .then((rows) => rows.map((row) => ({ environmentId: row.id, retentionDays: row.days }))),
-    count: () => db.selectFrom('environments').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((r) => Number(r.n)),
+    /** The customers' environments (an operator created before the first start must not stop `development` from being made). */
+    count: () => db.selectFrom('environments').select((eb) => eb.fn.countAll<number>().as('n')).where('reserved', 'is', null).executeTakeFirstOrThrow().then((r) => Number(r.n)),
     /** Undefined when no such environment; 'host_taken' when the new host belongs to another one. */
     async update(id: string, values: { name?: string; frontendHost?: string; overrides?: JsonObject }, now: Date) {
       try {
@@ -58,7 +65,7 @@ export function createEnvironmentsStore(db: Db) {
 
 const toEnvironment = (row: EnvironmentRow): EnvironmentRecord => ({
   id: row.id, name: row.name, frontendHost: row.frontend_host, settings: resolveSettings(row.settings),
-  overrides: row.settings, allowedOrigins: row.allowed_origins, createdAt: row.created_at.toISOString(),
+  overrides: row.settings, allowedOrigins: row.allowed_origins, createdAt: row.created_at.toISOString(), reserved: row.reserved,
 });
 
 export function createSecretKeysStore(db: Db) {

@@ -1,8 +1,11 @@
 /** Who made a change, as Gatehouse's own audit trail records it. */
 export interface Actor {
-  /** `api_key` (a Server API secret key), `user` (a signed-in end-user) or `system` (an operator: admin API, CLI). */
-  type: 'api_key' | 'user' | 'system';
-  /** The secret key's id, the user's id, or null for the system. */
+  /**
+   * `api_key` (a Server API secret key), `user` (a signed-in end-user), `operator` (an operator signed in to the
+   * dashboard, on the admin API or the Server API) or `system` (the admin token, the CLI, the first start).
+   */
+  type: 'api_key' | 'user' | 'operator' | 'system';
+  /** The secret key's id, the user's id, the operator's id, or null for the system. */
   id: string | null;
   /** The operator behind an impersonated session, when there is one. */
   impersonatorId: string | null;
@@ -27,3 +30,7 @@ export const userCaller = (userId: string, context: CallerContext): Caller =>
 /** The operator acting outside HTTP (the CLI, the first-start bootstrap). */
 export const systemCaller = (via: Channel, context: CallerContext = NO_CONTEXT): Caller =>
   ({ actor: { type: 'system', id: null, impersonatorId: null }, context, via });
+
+/** An operator signed in to the dashboard, acting on the admin API or the Server API: the trail names them by id. */
+export const operatorCaller = (operatorId: string, via: Channel, context: CallerContext): Caller =>
+  ({ actor: { type: 'operator', id: operatorId, impersonatorId: null }, context, via });

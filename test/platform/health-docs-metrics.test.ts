@@ -181,6 +181,7 @@ describe('GET /openapi.json', () => {
     'POST /_svc/me/mfa/totp',
     'POST /_svc/me/mfa/backup-codes',
     'POST /_svc/me/passkeys/options',
+    'POST /api/admin/v1/operators/me/mfa/totp',
   ]);
   /** Browser navigations: each answers a redirect (these statuses), never a JSON body. */
   const REDIRECTS = new Map([
@@ -266,12 +267,16 @@ describe('GET /openapi.json', () => {
     }
   });
 
-  it('states each plane\'s credentials: secret key, admin token, session cookie or token, or none on the public client routes', () => {
-    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['adminToken', 'secretKey', 'sessionCookie', 'sessionToken']);
+  it('states each plane\'s credentials: secret key, admin token, operator or client session, or none on the public routes', () => {
+    expect(Object.keys(doc.components.securitySchemes).sort())
+      .toEqual(['adminToken', 'operatorEnvironment', 'operatorSession', 'secretKey', 'sessionCookie', 'sessionToken']);
     const security = (method: string, path: string) => doc.paths[path][method.toLowerCase()].security;
+    const OPERATOR_PUBLIC = ['POST /api/admin/v1/operator-sessions', 'POST /api/admin/v1/operator-sessions/mfa', 'POST /api/admin/v1/operators/set-password'];
     for (const [method, path] of served()) {
-      if (path.startsWith('/api/server/v1/')) expect(security(method, path), `${method} ${path}`).toEqual([{ secretKey: [] }]);
-      if (path.startsWith('/api/admin/v1/')) expect(security(method, path), `${method} ${path}`).toEqual([{ adminToken: [] }]);
+      if (path.startsWith('/api/server/v1/')) expect(security(method, path), `${method} ${path}`).toEqual([{ secretKey: [] }, { operatorSession: [], operatorEnvironment: [] }]);
+      if (path.startsWith('/api/admin/v1/')) {
+        expect(security(method, path), `${method} ${path}`).toEqual(OPERATOR_PUBLIC.includes(`${method} ${path}`) ? [] : [{ adminToken: [] }, { operatorSession: [] }]);
+      }
     }
     expect(security('GET', '/_svc/me')).toEqual([{ sessionCookie: [] }, { sessionToken: [] }]);
     expect(security('POST', '/_svc/auth/sign-out')).toEqual([{ sessionCookie: [] }, { sessionToken: [] }]);

@@ -8,6 +8,7 @@ import { createAdminClient, createServerClient, GatehouseError, type components 
 export type User = components['schemas']['User'];
 export type Session = components['schemas']['Session'];
 export type Environment = components['schemas']['Environment'];
+export type Operator = components['schemas']['Operator'];
 export { GatehouseError };
 
 const baseUrl = window.location.origin;
@@ -15,37 +16,18 @@ const baseUrl = window.location.origin;
 export const adminApi = createAdminClient({ baseUrl, operatorSession: true });
 export const serverApi = (environmentId: string) => createServerClient({ baseUrl, operator: { environmentId } });
 
-// The operator's sign-in and session (contract §3e). These four operations are not in the SDK's generated
-// methods yet (they arrive with the operators' routes); when they are, these become adminApi.signInOperator,
-// .verifyOperatorSecondFactor, .getCurrentOperator and .signOutOperator.
-const OPERATOR_SESSIONS = '/api/admin/v1/operator-sessions';
-
-export interface Operator { id: string; email: string }
-export type SignInAnswer = { mfaRequired: true; challengeToken: string; factors: string[] } | { mfaRequired?: undefined; operator: Operator };
-
-async function send<T>(method: string, path: string, body?: object): Promise<T> {
-  const response = await fetch(path, {
-    method, credentials: 'same-origin', ...(body && { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
-  });
-  if (response.status === 204) return undefined as T;
-  const answer = await response.json().catch(() => ({}));
-  if (response.ok) return answer as T;
-  const problem = answer as { detail?: string; title?: string; instance?: string; properties?: { code?: string; errors?: { path: string; message: string }[] } };
-  throw new GatehouseError(response.status, problem.properties?.code ?? `http_${response.status}`, problem.detail ?? problem.title ?? response.statusText,
-    problem.properties?.errors ?? [], null, problem.instance ?? null);
-}
-
+/** The operator's sign-in (then, with a second factor enrolled, its code step) and session; the cookie is HttpOnly. */
 export const operatorSession = {
-  signIn: (email: string, password: string) => send<SignInAnswer>('POST', OPERATOR_SESSIONS, { email, password }),
-  secondFactor: (challengeToken: string, code: string) => send<{ operator: Operator }>('POST', `${OPERATOR_SESSIONS}/mfa`, { challengeToken, code }),
+  signIn: (email: string, password: string) => adminApi.signInOperator({ email, password }),
+  secondFactor: (challengeToken: string, code: string) => adminApi.verifyOperatorSecondFactor({ challengeToken, code }),
   /** The signed-in operator, or null when no session cookie (or an ended one) came with the request. */
-  current: async () => {
+  current: async (): Promise<Operator | null> => {
     try {
-      return (await send<{ operator: Operator }>('GET', `${OPERATOR_SESSIONS}/current`)).operator;
+      return (await adminApi.getCurrentOperator()).operator;
     } catch (err) {
       if (err instanceof GatehouseError && err.status === 401) return null;
       throw err;
     }
   },
-  signOut: () => send<void>('DELETE', `${OPERATOR_SESSIONS}/current`),
+  signOut: () => adminApi.signOutOperator(),
 };

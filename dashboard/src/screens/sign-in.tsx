@@ -26,7 +26,7 @@ export function SignInScreen() {
   };
   const signIn = useMutation({
     mutationFn: ({ email, password }: { email: string; password: string }) => operatorSession.signIn(email, password),
-    onSuccess: (answer) => (answer.mfaRequired ? setChallenge(answer.challengeToken) : signedIn(answer.operator)),
+    onSuccess: (answer) => ('mfaRequired' in answer ? setChallenge(answer.challengeToken) : signedIn(answer.operator)),
   });
   const secondFactor = useMutation({
     mutationFn: (code: string) => operatorSession.secondFactor(challenge!, code),

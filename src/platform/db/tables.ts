@@ -4,6 +4,8 @@ type Json = Record<string, unknown>;
 
 export interface EnvironmentRow {
   id: string; name: string; frontend_host: string; settings: Json; allowed_origins: string[];
+  /** What a reserved environment is for ('operators'); null for a customer's environment. */
+  reserved: string | null;
   created_at: Date; updated_at: Date;
 }
 
@@ -174,6 +176,10 @@ export interface PasskeyChallengeRow {
   restricted: Generated<boolean>; created_at: Date; expires_at: Date; used_at: Date | null;
 }
 
+export interface OperatorPasswordTokenRow {
+  environment_id: string; id: string; user_id: string; token_hash: Buffer; created_at: Date; expires_at: Date; used_at: Date | null;
+}
+
 export interface Tables {
   environments: EnvironmentRow;
   secret_keys: SecretKeyRow;
@@ -204,6 +210,7 @@ export interface Tables {
   data_requests: DataRequestRow;
   passkeys: PasskeyRow;
   passkey_challenges: PasskeyChallengeRow;
+  operator_password_tokens: OperatorPasswordTokenRow;
 }
 
 /** The database, typed by its tables: the connection pool, or a transaction over it. */

@@ -22,4 +22,5 @@ export const API_TAGS = [
   { name: 'Admin: OAuth providers', description: "Admin API: an environment's external sign-in providers." },
   { name: 'Admin: signing keys', description: "Admin API: an environment's session-JWT signing keys." },
   { name: 'Admin: role sets', description: 'Admin API: organization role sets.' },
+  { name: 'Admin: operators', description: 'Admin API: operators of the dashboard, their sign-in, session and second factor.' },
 ];

@@ -1,6 +1,6 @@
 import cookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { systemCaller, type Caller, type RequestContext } from '../caller.js';
+import { operatorCaller, systemCaller, type Caller, type RequestContext } from '../caller.js';
 import { ownConnections, withConnectionOwner } from '../db/pool.js';
 import { refuseForeignPreflight, registerClientCors } from './cors.js';
 import { ProblemError } from './problem.js';
@@ -27,6 +27,13 @@ export interface SessionContext {
   enrolmentOnly: boolean;
 }
 
+/** The operator signed in to the dashboard, on an admin or Server API request that their session cookie authenticated. */
+export interface OperatorContext {
+  /** The operator's id (a user of the reserved operators' environment). */
+  id: string;
+  sessionId: string;
+}
+
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** An impersonated session may not call this route (403 impersonation_restricted): see NOT_UNDER_IMPERSONATION. */
@@ -43,6 +50,8 @@ declare module 'fastify' {
     secretKeyId: string;
     clientEnvironment: ClientEnvironment;
     session: SessionContext | null;
+    /** Set by the admin and Server API hooks when an operator's session cookie (not a token) authenticated the request. */
+    operator: OperatorContext | null;
   }
 }
 
@@ -78,6 +87,7 @@ export function decorateRequests(app: FastifyInstance) {
   app.decorateRequest('secretKeyId', '');
   app.decorateRequest('clientEnvironment', null as unknown as ClientEnvironment);
   app.decorateRequest('session', null);
+  app.decorateRequest('operator', null);
 }
 
 const unauthenticated = (detail: string) => new ProblemError(401, 'unauthenticated', detail);
@@ -97,8 +107,8 @@ function bearerToken(request: FastifyRequest): string | undefined {
  * never be documented under another plane's scheme.
  */
 export const PLANE_SECURITY = {
-  server: [{ secretKey: [] }],
-  admin: [{ adminToken: [] }],
+  server: [{ secretKey: [] }, { operatorSession: [], operatorEnvironment: [] }],
+  admin: [{ adminToken: [] }, { operatorSession: [] }],
   clientPublic: [],
   clientSession: [{ sessionCookie: [] }, { sessionToken: [] }],
 } as const;
@@ -111,12 +121,77 @@ export interface SecretKeyAuthenticator {
   (secretKey: string): Promise<{ environmentId: string; keyId: string } | undefined>;
 }
 
-/** The Server API: every request carries the environment's secret key as a bearer token. */
-export function serverPlane(authenticate: SecretKeyAuthenticator, routes: FastifyPluginAsync[]): FastifyPluginAsync {
+/** The operators' session cookie: sent to the admin API and the Server API (both under /api), never readable by scripts. */
+export const OPERATOR_COOKIE = 'gatehouse_operator';
+/** The header naming the environment a Server API request with an operator's session acts in. */
+export const ENVIRONMENT_HEADER = 'gatehouse-environment';
+
+/** What the admin and Server API planes need to know of operators (the operators domain answers). */
+export interface OperatorAuthenticator {
+  /** The operator of a session token; undefined when invalid, expired or revoked. */
+  authenticate(token: string): Promise<OperatorContext | undefined>;
+  /** Whether an id names a customer's environment (not missing, not reserved). */
+  isCustomerEnvironment(id: string): Promise<boolean>;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * CSRF defence for a change authenticated by the operator's cookie, beyond its SameSite=Strict: the request
+ * must carry an Origin, and it must be the service's own (the host the request came to, over either scheme).
+ */
+function refuseCrossSiteChange(request: FastifyRequest) {
+  if (SAFE_METHODS.has(request.method)) return;
+  const origin = request.headers.origin;
+  if (origin === undefined) throw new ProblemError(403, 'forbidden', 'A change made with the operator session cookie must carry an Origin header.');
+  refuseForeignOrigin(request);
+}
+
+/** An Origin that is not the service's own base URL (the host the request came to) is refused on any change. */
+function refuseForeignOrigin(request: FastifyRequest) {
+  const origin = request.headers.origin;
+  if (SAFE_METHODS.has(request.method) || origin === undefined) return;
+  const host = request.headers.host ?? '';
+  if (origin !== `http://${host}` && origin !== `https://${host}`) {
+    throw new ProblemError(403, 'forbidden', `Origin ${origin} is not this service's own origin; the operator API takes changes from the dashboard only.`);
+  }
+}
+
+/** The operator of the request's session cookie, or 401. */
+async function operatorOf(request: FastifyRequest, operators: OperatorAuthenticator, token: string): Promise<OperatorContext> {
+  const operator = await operators.authenticate(token);
+  if (!operator) throw unauthenticated('The operator session is invalid, expired or revoked: sign in again (POST /api/admin/v1/operator-sessions).');
+  refuseCrossSiteChange(request);
+  request.operator = operator;
+  return operator;
+}
+
+/** A Server API request made with an operator's session: the environment comes from the Gatehouse-Environment header. */
+async function operatorServerRequest(request: FastifyRequest, operators: OperatorAuthenticator, token: string) {
+  await operatorOf(request, operators, token);
+  const named = request.headers[ENVIRONMENT_HEADER];
+  if (typeof named !== 'string' || named === '') {
+    throw new ProblemError(400, 'environment_required', 'With an operator session, name the environment to act in: send "Gatehouse-Environment: <environment id>".');
+  }
+  if (!UUID.test(named) || !(await operators.isCustomerEnvironment(named))) {
+    throw new ProblemError(404, 'resource_not_found', `No environment with the id "${named}" (the Gatehouse-Environment header).`);
+  }
+  request.environmentId = named;
+  ownConnections(named);
+}
+
+/**
+ * The Server API: every request carries the environment's secret key as a bearer token; or, with `operators`,
+ * an operator's session cookie and the Gatehouse-Environment header (the dashboard holds no secret key).
+ */
+export function serverPlane(authenticate: SecretKeyAuthenticator, routes: FastifyPluginAsync[], operators?: OperatorAuthenticator): FastifyPluginAsync {
   return async (app) => {
     documentSecurity(app, PLANE_SECURITY.server);
+    if (operators) await app.register(cookie);
     app.addHook('onRequest', async (request) => {
       const token = bearerToken(request);
+      const operatorToken = operators && !token ? request.cookies[OPERATOR_COOKIE] : undefined;
+      if (operatorToken) return operatorServerRequest(request, operators!, operatorToken);
       if (!token) throw unauthenticated('Send the secret key as "Authorization: Bearer <secret key>".');
       const key = await authenticate(token);
       if (!key) throw unauthenticated('The secret key is invalid or revoked.');
@@ -138,9 +213,10 @@ export function signedIn(request: FastifyRequest): SessionContext {
   return request.session;
 }
 
-/** The caller of a Server API request: the secret key that authenticated it. */
-export const serverCaller = (request: FastifyRequest): Caller =>
-  ({ actor: { type: 'api_key', id: request.secretKeyId, impersonatorId: null }, context: requestContext(request), via: 'server_api' });
+/** The caller of a Server API request: the secret key that authenticated it, or the operator whose session did. */
+export const serverCaller = (request: FastifyRequest): Caller => (request.operator
+  ? operatorCaller(request.operator.id, 'server_api', requestContext(request))
+  : { actor: { type: 'api_key', id: request.secretKeyId, impersonatorId: null }, context: requestContext(request), via: 'server_api' });
 
 /** The caller of a signed-in client-plane request: the user, and the operator when the session is impersonated. */
 export function clientCaller(request: FastifyRequest): Caller {
@@ -148,18 +224,54 @@ export function clientCaller(request: FastifyRequest): Caller {
   return { actor: { type: 'user', id: userId, impersonatorId }, context: requestContext(request), via: 'client_api' };
 }
 
-/** The caller of an admin-plane request: the operator holding the admin token. */
-export const adminCaller = (request: FastifyRequest): Caller => systemCaller('admin_api', requestContext(request));
+/** The caller of an admin-plane request: the signed-in operator, or the system for the admin token (whoever holds it). */
+export const adminCaller = (request: FastifyRequest): Caller => (request.operator
+  ? operatorCaller(request.operator.id, 'admin_api', requestContext(request))
+  : systemCaller('admin_api', requestContext(request)));
 
-/** The admin plane: only when GATEHOUSE_ADMIN_TOKEN is set, with that token as bearer. */
-export function adminPlane(adminToken: string, compare: (a: string, b: string) => boolean, routes: FastifyPluginAsync[]): FastifyPluginAsync {
+/** The operator of a request on the admin plane that needs one (their own session, factors). */
+export function signedInOperator(request: FastifyRequest): OperatorContext {
+  if (!request.operator) throw new ProblemError(403, 'operator_session_required', 'Only a signed-in operator can do this; the admin token names no operator.');
+  return request.operator;
+}
+
+export interface AdminPlaneRoutes {
+  /** Routes that work without credentials (operator sign-in, its second step, setting a first password). */
+  publicRoutes: FastifyPluginAsync[];
+  /** Routes that need the admin token or an operator's session. */
+  routes: FastifyPluginAsync[];
+}
+
+/**
+ * The admin plane: only when GATEHOUSE_ADMIN_TOKEN is set, with that token as bearer, or an operator's session
+ * cookie (the dashboard). A reserved environment's id is as unknown here as a missing one.
+ */
+export function adminPlane(adminToken: string, compare: (a: string, b: string) => boolean, operators: OperatorAuthenticator, planeRoutes: AdminPlaneRoutes): FastifyPluginAsync {
   return async (app) => {
-    documentSecurity(app, PLANE_SECURITY.admin);
-    app.addHook('onRequest', async (request) => {
-      const token = bearerToken(request);
-      if (!token || !compare(token, adminToken)) throw unauthenticated('Send the admin token as "Authorization: Bearer <GATEHOUSE_ADMIN_TOKEN>".');
+    await app.register(cookie);
+    await app.register(async (open) => {
+      documentSecurity(open, PLANE_SECURITY.clientPublic);
+      open.addHook('onRequest', async (request) => refuseForeignOrigin(request));
+      for (const plugin of planeRoutes.publicRoutes) await open.register(plugin);
     });
-    for (const plugin of routes) await app.register(plugin);
+    await app.register(async (guarded) => {
+      documentSecurity(guarded, PLANE_SECURITY.admin);
+      guarded.addHook('onRequest', async (request) => {
+        const token = bearerToken(request);
+        const operatorToken = token ? undefined : request.cookies[OPERATOR_COOKIE];
+        if (operatorToken) return void await operatorOf(request, operators, operatorToken);
+        if (!token || !compare(token, adminToken)) {
+          throw unauthenticated('Send the admin token as "Authorization: Bearer <GATEHOUSE_ADMIN_TOKEN>", or sign in as an operator (POST /api/admin/v1/operator-sessions).');
+        }
+      });
+      guarded.addHook('preHandler', async (request) => {
+        const { id } = (request.params ?? {}) as { id?: unknown };
+        if (request.routeOptions.url?.startsWith('/api/admin/v1/environments/:id') && typeof id === 'string' && !(await operators.isCustomerEnvironment(id))) {
+          throw new ProblemError(404, 'resource_not_found', 'No environment with this id.');
+        }
+      });
+      for (const plugin of planeRoutes.routes) await guarded.register(plugin);
+    });
   };
 }
 

@@ -1820,6 +1820,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/v1/operator-sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign an operator in
+         * @description The end-users' password sign-in, in the operators' own environment: a wrong password, an unknown email and a locked account answer the same 401 invalid_credentials; 5 failures in a row lock the account for an hour (the operators' lockout setting); per client IP, 100 failures in 15 minutes answer 429 rate_limited. Success sets the `gatehouse_operator` cookie (HttpOnly, Secure, SameSite=Strict, Path=/api); an operator with a second factor gets `{mfaRequired: true, challengeToken, factors}` instead, and POSTs a code to /operator-sessions/mfa.
+         */
+        post: operations["signInOperator"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/v1/operator-sessions/mfa": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Answer an operator sign-in's second-factor challenge
+         * @description A 6-digit TOTP code or a backup code; a wrong one is 400 invalid_code and counts against the lockout; the challenge lasts 5 minutes. Success sets the cookie.
+         */
+        post: operations["verifyOperatorSecondFactor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/v1/operators/set-password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set an operator's first password with the one-time link's token
+         * @description The dashboard's /dashboard/set-password page calls this. The password policy is checked first (400 weak_password leaves the link working); an unknown, used or expired token is 400 invalid_token. The link works once.
+         */
+        post: operations["setOperatorPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/v1/environments": {
         parameters: {
             query?: never;
@@ -2013,6 +2073,88 @@ export interface paths {
         post?: never;
         /** Delete an external provider (its identities stay linked) */
         delete: operations["deleteOAuthProvider"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/v1/operators": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List operators, oldest first */
+        get: operations["listOperators"];
+        put?: never;
+        /**
+         * Create an operator
+         * @description With a password (the end-users' policy: 400 weak_password), the operator can sign in at once; without one, the answer carries a one-time link to set it, valid 7 days. An email that is already an operator's is 409 email_taken.
+         */
+        post: operations["createOperator"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/v1/operator-sessions/current": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The signed-in operator
+         * @description 403 operator_session_required with the admin token.
+         */
+        get: operations["getCurrentOperator"];
+        put?: never;
+        post?: never;
+        /** Sign the operator out */
+        delete: operations["signOutOperator"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/v1/operators/me/mfa/totp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start enrolling an authenticator app for the signed-in operator
+         * @description As POST /_svc/me/mfa/totp; 409 totp_already_enrolled with a confirmed one.
+         */
+        post: operations["enrolOperatorTotp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/v1/operators/me/mfa/totp/{factorId}/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm the operator's authenticator app with its first code
+         * @description Answers 10 backup codes, shown once; from then on sign-in asks for a code.
+         */
+        post: operations["confirmOperatorTotp"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -2233,6 +2375,11 @@ export interface components {
              */
             secretKeyId: string;
         };
+        /** CreatedOperator */
+        CreatedOperator: {
+            operator: components["schemas"]["Operator"];
+            setPasswordUrl: string | null;
+        };
         /** CreatedOrganizationInvitation */
         CreatedOrganizationInvitation: {
             /** Format: uuid */
@@ -2247,6 +2394,20 @@ export interface components {
             expiresAt: string;
             /** @description `dispatched`: mailed to the invitee with a link to the environment's invitationAcceptUrl or hosted page (best effort); `not_configured`: no accept URL, no mail, the token is the only way in. */
             emailDelivery: "dispatched" | "not_configured";
+        };
+        /** CreateOperator */
+        CreateOperator: {
+            /** Format: email */
+            email: string;
+            /** @description Checked against the operators' password policy (as end-users': at least 8 characters, not a common password, not the email). */
+            password?: string;
+        };
+        /** CurrentOperator */
+        CurrentOperator: {
+            operator: components["schemas"]["Operator"];
+            /** Format: uuid */
+            sessionId: string;
+            secondFactorEnrolled: boolean;
         };
         /**
          * CurrentUser
@@ -2658,6 +2819,53 @@ export interface components {
             claims_supported: string[];
         };
         /**
+         * Operator
+         * @description A person who signs in to the dashboard and operates the service.
+         */
+        Operator: {
+            /** Format: uuid */
+            id: string;
+            email: string;
+            status: "active" | "banned" | "deleted";
+            /** Format: date-time */
+            createdAt: string;
+        };
+        /** OperatorMfaRequired */
+        OperatorMfaRequired: {
+            /** @enum {boolean} */
+            mfaRequired: true;
+            /** @description Answer it with POST /api/admin/v1/operator-sessions/mfa within 5 minutes. */
+            challengeToken: string;
+            factors: string[];
+        };
+        /** OperatorSecondFactor */
+        OperatorSecondFactor: {
+            challengeToken: string;
+            /** @description A 6-digit TOTP code or an unused backup code. */
+            code: string;
+        };
+        /**
+         * OperatorSession
+         * @description The signed-in operator and their session; the session token is only in the HttpOnly cookie.
+         */
+        OperatorSession: {
+            operator: components["schemas"]["Operator"];
+            session: {
+                /** Format: uuid */
+                id: string;
+                /** Format: date-time */
+                createdAt: string;
+                /** Format: date-time */
+                expiresAt: string;
+            };
+        };
+        /** OperatorSignIn */
+        OperatorSignIn: {
+            /** Format: email */
+            email: string;
+            password: string;
+        };
+        /**
          * Organization
          * @description An organization of the environment.
          */
@@ -2983,6 +3191,13 @@ export interface components {
             };
             /** @description Only with _is_native=true; send it back as "Authorization: Bearer <sessionToken>". */
             sessionToken?: string;
+        };
+        /** SetOperatorPassword */
+        SetOperatorPassword: {
+            /** @description The token of the one-time link. */
+            token: string;
+            /** @description Checked against the operators' password policy (as end-users': at least 8 characters, not a common password, not the email). */
+            password: string;
         };
         /** SigningKey */
         SigningKey: {
@@ -8554,6 +8769,130 @@ export interface operations {
             };
         };
     };
+    signInOperator: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OperatorSignIn"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorSession"] | components["schemas"]["OperatorMfaRequired"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    verifyOperatorSecondFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OperatorSecondFactor"];
+            };
+        };
+        responses: {
+            /** @description The signed-in operator and their session; the session token is only in the HttpOnly cookie. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorSession"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setOperatorPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetOperatorPassword"];
+            };
+        };
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listEnvironments: {
         parameters: {
             query?: never;
@@ -9273,6 +9612,254 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listOperators: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100. */
+                limit?: number;
+                /** @description The previous page's nextCursor. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the list: `items`, and while `hasMore` the `nextCursor` to pass as `cursor` for the next page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Operator"][];
+                        nextCursor: string | null;
+                        hasMore: boolean;
+                    };
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createOperator: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateOperator"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedOperator"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getCurrentOperator: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CurrentOperator"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    signOutOperator: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    enrolOperatorTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A pending TOTP factor: confirm it with a first code. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TotpEnrolment"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    confirmOperatorTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                factorId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The 6-digit code the authenticator app shows. */
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackupCodes"];
+                };
             };
             /** @description Error (RFC 9457) */
             "4XX": {
