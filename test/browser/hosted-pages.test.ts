@@ -1,29 +1,11 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
-import { browserStage, hasChromium, launchChromium } from '../helpers/browser.js';
+import { accessibilityProblems, browserStage, hasChromium, launchChromium } from '../helpers/browser.js';
 import { PASSWORD } from '../helpers/given.js';
 import { codeAt, userWithTotp } from '../factors/support.js';
 import { randomEmail } from '../invitations/support.js';
 import { LOCALES, translator } from '../../src/platform/i18n/catalogue.js';
-
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-/**
- * The serious and critical WCAG 2.x A/AA violations axe-core finds on the page. axe is evaluated over the
- * DevTools protocol, as the page's CSP (rightly) runs no script it did not serve.
- */
-async function accessibilityProblems(page: Page) {
-  await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: { id: string; impact: string; nodes: { html: string }[] }[] }> } }).axe;
-    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] } });
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.html) }));
-  });
-  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-}
 
 describe.skipIf(!hasChromium)('hosted pages in a real browser (headless Chromium)', () => {
   let t: TestApp;

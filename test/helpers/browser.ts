@@ -1,7 +1,8 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { chromium } from 'playwright-core';
+import { chromium, type Page } from 'playwright-core';
 import type { TestApp, TestEnv } from './app.js';
 
 /** Debian's Chromium (never a downloaded browser); browser suites skip where it is not installed. */
@@ -30,4 +31,20 @@ export async function browserStage(t: TestApp, name: string, page: string) {
   const appOrigin = `http://app.localhost:${(customerApp.address() as AddressInfo).port}`;
   await t.server(env).put('/allowed-origins', { origins: [appOrigin] });
   return { env, frontend, appOrigin, close: () => new Promise<void>((resolve) => { customerApp.close(() => resolve()); }) };
+}
+
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/**
+ * The serious and critical WCAG 2.x A/AA violations axe-core finds on the page. axe is evaluated over the
+ * DevTools protocol, as the page's CSP (rightly) runs no script it did not serve.
+ */
+export async function accessibilityProblems(page: Page) {
+  await page.evaluate(AXE_SOURCE);
+  const violations = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: { id: string; impact: string; nodes: { html: string }[] }[] }> } }).axe;
+    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] } });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.html) }));
+  });
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }
