@@ -1,5 +1,6 @@
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -111,5 +112,18 @@ describe('the dashboard in the whole app', () => {
     expect(page.headers['content-security-policy']).toBe(DASHBOARD_CSP);
     const api = await t.app.inject({ method: 'GET', url: '/healthz' });
     expect(api.headers['content-security-policy']).toBe("default-src 'none'; frame-ancestors 'none'");
+  });
+
+  it('keeps the first screen under 300 KB gzip: index.html and every script and stylesheet it loads', async () => {
+    const index = readFileSync(join(DASHBOARD_BUILD, 'index.html'), 'utf8');
+    const assets = [...index.matchAll(/(?:src|href)="\/dashboard\/(assets\/[^"]+)"/g)].map((m) => m[1]);
+    expect(assets.some((asset) => asset.endsWith('.js'))).toBe(true);
+    let gzipped = gzipSync(index).length;
+    for (const asset of assets) {
+      const res = await t.app.inject({ method: 'GET', url: `/dashboard/${asset}` });
+      expect(res.statusCode).toBe(200);
+      gzipped += gzipSync(res.rawPayload).length;
+    }
+    expect(gzipped).toBeLessThan(300 * 1024);
   });
 });
