@@ -43,9 +43,9 @@ const boundaryZones = [
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'coverage/**', 'packages/*/src/generated/**', 'examples/*/dist/**', 'examples/*/.next/**', 'examples/*/next-env.d.ts'] },
+  { ignores: ['node_modules/**', 'coverage/**', 'packages/*/src/generated/**', 'examples/*/dist/**', 'examples/*/.next/**', 'examples/*/next-env.d.ts', 'dashboard/dist/**'] },
   {
-    files: ['src/**/*.{ts,tsx}', 'test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts', 'packages/*/src/**/*.{ts,tsx}', 'examples/**/*.{ts,tsx}'],
+    files: ['src/**/*.{ts,tsx}', 'test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts', 'packages/*/src/**/*.{ts,tsx}', 'examples/**/*.{ts,tsx}', 'dashboard/**/*.{ts,tsx}'],
     extends: [js.configs.recommended, ...tseslint.configs.recommended],
     plugins: { import: importPlugin },
     settings: {
@@ -66,8 +66,8 @@ export default tseslint.config(
     },
   },
   {
-    // The React binding and the examples' components follow the rules of hooks.
-    files: ['packages/*/src/**/*.tsx', 'examples/**/*.tsx'],
+    // The React binding, the examples' and the dashboard's components follow the rules of hooks.
+    files: ['packages/*/src/**/*.tsx', 'examples/**/*.tsx', 'dashboard/src/**/*.tsx'],
     extends: [reactHooks.configs.flat.recommended],
   },
   {

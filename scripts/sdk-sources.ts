@@ -1,7 +1,7 @@
 /**
  * The SDK's generated files, from the OpenAPI document: `openapi.json` itself, `src/generated/schema.ts`
- * (openapi-typescript) and `src/generated/operations.ts` (for every operation of the Server API and the client
- * plane: its method, path, and where each input field goes), so the SDK has one method per operationId.
+ * (openapi-typescript) and `src/generated/operations.ts` (for every operation of the Server API, the client
+ * plane and the admin API: its method, path, and where each input field goes), so the SDK has one method per operationId.
  * Written by `npm run openapi`; a test checks that the checked-in files match the server.
  */
 import openapiTS, { astToString, COMMENT_HEADER } from 'openapi-typescript';
@@ -10,7 +10,7 @@ interface Schema { $ref?: string; type?: string; properties?: Record<string, unk
 interface Operation { operationId: string; parameters?: { name: string; in: string }[]; requestBody?: { $ref?: string; content?: Record<string, { schema?: Schema }> }; responses?: unknown }
 interface Document { paths: Record<string, Record<string, Operation>> }
 
-const PLANES = [['/api/server/v1/', 'server'], ['/_svc/', 'client']] as const;
+const PLANES = [['/api/server/v1/', 'server'], ['/_svc/', 'client'], ['/api/admin/v1/', 'admin']] as const;
 
 /** An operation starts a session when one of its answers is a SessionResponse (auth's answerSignIn); the SDK keeps native tokens from those. */
 const startsSession = (op: Operation) => JSON.stringify(op.responses ?? {}).includes('"#/components/schemas/SessionResponse"');

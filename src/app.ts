@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { accountClientRoutes } from './account/routes.js';
 import { createAccountService } from './account/service.js';
+import { dashboardRoutes } from './dashboard/routes.js';
 import { auditServerRoutes } from './audit/routes.js';
 import { createAuditService } from './audit/service.js';
 import { impersonationRedeemRoutes } from './auth/routes/impersonation.js';
@@ -253,6 +254,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       serverApi: '/api/server/v1', adminApi: '/api/admin/v1', clientPlane: "/_svc on each environment's frontend host", health: '/healthz',
     };
   });
+  await app.register(dashboardRoutes());
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (request) => {
     try {

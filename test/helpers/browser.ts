@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { createServer } from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Page } from 'playwright-core';
 import type { TestApp, TestEnv } from './app.js';

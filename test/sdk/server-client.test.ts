@@ -1,7 +1,8 @@
 import type { AddressInfo } from 'node:net';
-import { createClientPlane, createServerClient, GatehouseError } from '@gatehouse/sdk';
+import { createAdminClient, createClientPlane, createServerClient, GatehouseError, type ServerClientOptions } from '@gatehouse/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
+import { ADMIN_TOKEN, startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
+import { signedInOperator } from '../operators/support.js';
 import { PASSWORD } from '../helpers/given.js';
 
 let t: TestApp;
@@ -15,7 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-const serverClient = (env: TestEnv, extra: Partial<Parameters<typeof createServerClient>[0]> = {}) =>
+const serverClient = (env: TestEnv, extra: Partial<Extract<ServerClientOptions, { secretKey: string }>> = {}) =>
   createServerClient({ baseUrl, secretKey: env.secretKey, ...extra });
 
 /** A fetch that answers the first `times` calls itself with `status` (and Retry-After: 1), then goes through; it records every request. */
@@ -99,6 +100,48 @@ describe('the Server API client', () => {
     const refused = await serverClient(env, { fetch: creates.fetch }).createUser({ email: 'once@example.com' }).catch((e: unknown) => e);
     expect(refused).toMatchObject({ status: 503, retryAfter: 1 });
     expect(creates.seen).toHaveLength(1);
+  });
+});
+
+describe('the clients of an operator session (the dashboard)', () => {
+  it("calls the Server API with the operator's cookie and the Gatehouse-Environment header instead of a secret key", async () => {
+    const env = await t.given.environment();
+    const operator = await signedInOperator(t);
+    const sent: Request[] = [];
+    // Node's fetch keeps no cookies: this one adds the operator's, and the Origin a browser page on the base URL sends.
+    const browserLike = async (request: Request) => {
+      sent.push(request.clone());
+      const headers = new Headers(request.headers);
+      headers.set('cookie', `gatehouse_operator=${operator.cookie}`);
+      headers.set('origin', baseUrl);
+      return fetch(new Request(request, { headers }));
+    };
+    const gatehouse = createServerClient({ baseUrl, operator: { environmentId: env.id }, fetch: browserLike });
+    const created = await gatehouse.createUser({ email: 'operator.made@example.com' });
+    expect(created).toMatchObject({ email: 'operator.made@example.com', environmentId: env.id });
+    expect(sent.map((r) => [r.headers.get('gatehouse-environment'), r.headers.get('authorization')])).toEqual([[env.id, null]]);
+    expect(sent[0].credentials).toBe('same-origin');
+    expect(() => createServerClient({ baseUrl, operator: { environmentId: '' } })).toThrow(expect.objectContaining({ code: 'missing_option' }));
+  });
+
+  it('calls the admin API with the admin token, or with the operator session and no token', async () => {
+    const env = await t.given.environment();
+    const withToken = createAdminClient({ baseUrl, adminToken: ADMIN_TOKEN });
+    expect((await withToken.getEnvironment({ id: env.id })).id).toBe(env.id);
+    const operator = await signedInOperator(t);
+    const sent: Request[] = [];
+    const withCookie = createAdminClient({
+      baseUrl, operatorSession: true,
+      fetch: async (request) => {
+        sent.push(request.clone());
+        return fetch(new Request(request, { headers: { ...Object.fromEntries(request.headers), cookie: `gatehouse_operator=${operator.cookie}` } }));
+      },
+    });
+    expect((await withCookie.getCurrentOperator()).operator.email).toBe(operator.email);
+    expect(sent[0].headers.get('authorization')).toBeNull();
+    const refused = await createAdminClient({ baseUrl, operatorSession: true }).listEnvironments().catch((e: unknown) => e);
+    expect(refused).toMatchObject({ status: 401, code: 'unauthenticated' });
+    expect(() => createAdminClient({ baseUrl, adminToken: '' })).toThrow(expect.objectContaining({ code: 'missing_option' }));
   });
 });
 

@@ -1,4 +1,5 @@
-export { createServerClient, type ServerClient, type ServerClientOptions } from './server.js';
+export { createServerClient, ENVIRONMENT_HEADER, type ServerClient, type ServerClientOptions } from './server.js';
+export { createAdminClient, type AdminClient, type AdminClientOptions } from './admin.js';
 export { createClientPlane, type ClientPlane, type ClientPlaneOptions } from './client-plane.js';
 export { GatehouseError, type FieldError } from './errors.js';
 export type { CallOptions, Input, Output, components } from './types.js';

@@ -3,10 +3,27 @@ import { createTransport, planeMethods, type TransportOptions } from './transpor
 import type { operations } from './generated/schema.js';
 import type { CallOptions, Input, Output, PlaneMethods } from './types.js';
 
-export interface ServerClientOptions extends Omit<TransportOptions, 'headers' | 'credentials'> {
-  /** The environment's secret key (sk_...). Keep it on your backend. */
-  secretKey: string;
-}
+type ServerClientBase = Omit<TransportOptions, 'headers' | 'credentials'>;
+
+/** The header naming the environment a Server API call made with an operator's session acts in. */
+export const ENVIRONMENT_HEADER = 'Gatehouse-Environment';
+
+/**
+ * Either the environment's secret key, or (a page on Gatehouse's own origin, the operator dashboard) the
+ * signed-in operator's HttpOnly session cookie and the id of the environment to act in.
+ */
+export type ServerClientOptions = ServerClientBase & (
+  | {
+    /** The environment's secret key (sk_...). Keep it on your backend. */
+    secretKey: string;
+    operator?: undefined;
+  }
+  | {
+    secretKey?: undefined;
+    /** Act as the operator whose session cookie the browser holds, in this environment (sent as `Gatehouse-Environment`). */
+    operator: { environmentId: string };
+  }
+);
 
 /** The list operations that page with `cursor`, `nextCursor` and `hasMore`. */
 type Paginated = { [K in keyof operations]: Output<K> extends { items: unknown[]; nextCursor: string | null; hasMore: boolean }
@@ -19,8 +36,12 @@ type ItemOf<K extends Paginated> = Output<K> extends { items: (infer T)[] } ? T 
  */
 export function createServerClient(options: ServerClientOptions) {
   requireOption('createServerClient', options, 'baseUrl', true);
-  requireOption('createServerClient', options, 'secretKey');
-  const call = createTransport({ ...options, headers: () => ({ authorization: `Bearer ${options.secretKey}` }) });
+  const { operator } = options;
+  if (operator) requireOption('createServerClient', operator, 'environmentId');
+  else requireOption('createServerClient', options, 'secretKey');
+  const call = createTransport(operator
+    ? { ...options, credentials: 'same-origin', headers: () => ({ [ENVIRONMENT_HEADER]: operator.environmentId }) }
+    : { ...options, headers: () => ({ authorization: `Bearer ${options.secretKey}` }) });
   const methods = planeMethods(call, 'server') as unknown as PlaneMethods<'server'>;
   return {
     ...methods,

@@ -103,7 +103,7 @@ export type Call = ReturnType<typeof createTransport>;
 export { GatehouseError };
 
 /** The methods of one plane, each calling its operation. */
-export function planeMethods(call: Call, plane: 'server' | 'client') {
+export function planeMethods(call: Call, plane: 'server' | 'client' | 'admin') {
   const ids = (Object.keys(OPERATIONS) as OperationId[]).filter((id) => OPERATIONS[id].plane === plane);
   return Object.fromEntries(ids.map((id) => [id, (input?: Record<string, unknown>, options?: CallOptions) => call(id, input, options)]));
 }

@@ -34,7 +34,7 @@ export type Credentials = 'include' | 'omit' | 'same-origin';
 type AllOptional<T> = Record<string, never> extends T ? true : false;
 
 /** One method per operation of a plane: optional input when nothing in it is required. */
-export type PlaneMethods<Plane extends 'server' | 'client'> = {
+export type PlaneMethods<Plane extends 'server' | 'client' | 'admin'> = {
   [K in keyof typeof OPERATIONS as (typeof OPERATIONS)[K]['plane'] extends Plane ? K : never]: K extends keyof operations
     ? (AllOptional<Input<K>> extends true ? (input?: Input<K>, options?: CallOptions) => Promise<Output<K>> : (input: Input<K>, options?: CallOptions) => Promise<Output<K>>)
     : never;

@@ -1,0 +1,52 @@
+import type { QueryClient } from '@tanstack/react-query';
+import { createRootRouteWithContext, createRoute, createRouter, Outlet, redirect } from '@tanstack/react-router';
+import { operatorQuery } from './queries.js';
+import { EnvironmentsScreen } from './screens/environments.js';
+import { Layout } from './screens/layout.js';
+import { NotFoundScreen } from './screens/not-found.js';
+import { SignInScreen } from './screens/sign-in.js';
+import { UserScreen } from './screens/user.js';
+import { UsersScreen } from './screens/users.js';
+
+const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
+
+const rootRoute = createRootRouteWithContext<{ queryClient: QueryClient }>()({ component: Outlet, notFoundComponent: NotFoundScreen });
+
+const signInRoute = createRoute({
+  getParentRoute: () => rootRoute, path: 'sign-in', component: SignInScreen,
+  validateSearch: (search: Record<string, unknown>): { redirect?: string } => ({ redirect: text(search.redirect) }),
+});
+
+/** Every screen but sign-in needs a signed-in operator; without one, sign-in comes first and then the screen asked for. */
+const signedInRoute = createRoute({
+  getParentRoute: () => rootRoute, id: 'signed-in', component: Layout,
+  beforeLoad: async ({ context, location }) => {
+    const operator = await context.queryClient.fetchQuery(operatorQuery);
+    if (!operator) throw redirect({ to: '/sign-in', search: { redirect: location.href } });
+    return { operator };
+  },
+});
+
+const homeRoute = createRoute({
+  getParentRoute: () => signedInRoute, path: '/',
+  beforeLoad: () => { throw redirect({ to: '/environments' }); },
+});
+
+const environmentsRoute = createRoute({ getParentRoute: () => signedInRoute, path: 'environments', component: EnvironmentsScreen });
+
+const usersRoute = createRoute({
+  getParentRoute: () => signedInRoute, path: 'environments/$environmentId/users', component: UsersScreen,
+  validateSearch: (search: Record<string, unknown>): { email?: string; cursor?: string } => ({ email: text(search.email), cursor: text(search.cursor) }),
+});
+
+const userRoute = createRoute({ getParentRoute: () => signedInRoute, path: 'environments/$environmentId/users/$userId', component: UserScreen });
+
+const routeTree = rootRoute.addChildren([signInRoute, signedInRoute.addChildren([homeRoute, environmentsRoute, usersRoute, userRoute])]);
+
+export function createDashboardRouter(queryClient: QueryClient) {
+  return createRouter({ routeTree, basepath: '/dashboard', context: { queryClient }, defaultPreload: 'intent', scrollRestoration: true });
+}
+
+declare module '@tanstack/react-router' {
+  interface Register { router: ReturnType<typeof createDashboardRouter> }
+}

@@ -1,0 +1,182 @@
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { codeAt, STEP_MS } from '../factors/support.js';
+import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
+import { accessibilityProblems, hasChromium, launchChromium } from '../helpers/browser.js';
+import { asDashboard, givenOperator, signedInOperator } from '../operators/support.js';
+
+const USERS = 2000;
+const PAGE_SIZE = 25;
+
+/** Creates `count` users through the Server API, many requests in flight at once (no password: no hashing), and answers their emails. */
+async function seedUsers(t: TestApp, env: TestEnv, count: number, tag: string) {
+  const emails = Array.from({ length: count }, (_, i) => `${tag}-${String(i).padStart(5, '0')}@example.com`);
+  const server = t.server(env);
+  for (let start = 0; start < emails.length; start += 100) {
+    const created = await Promise.all(emails.slice(start, start + 100).map((email) => server.post('/users', { email })));
+    for (const res of created) expect(res.statusCode, res.body).toBe(201);
+  }
+  return emails;
+}
+
+/** The operator's second factor, enrolled with their session as the dashboard would; the clock then moves a step, so the next code is fresh. */
+async function enrolOperatorTotp(t: TestApp, cookie: string) {
+  const enrol = await asDashboard(t, 'POST', '/api/admin/v1/operators/me/mfa/totp', { cookie });
+  expect(enrol.statusCode, enrol.body).toBe(201);
+  const { factorId, secret } = enrol.json();
+  const confirmed = await asDashboard(t, 'POST', `/api/admin/v1/operators/me/mfa/totp/${factorId}/confirm`, { cookie, body: { code: codeAt(t, secret) } });
+  expect(confirmed.statusCode, confirmed.body).toBe(200);
+  t.clock.advance(STEP_MS);
+  return secret as string;
+}
+
+async function signIn(page: Page, email: string, password: string) {
+  await page.getByLabel('Email', { exact: true }).fill(email);
+  await page.getByLabel('Password', { exact: true }).fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+const heading = (page: Page, name: string) => page.getByRole('heading', { level: 1, name });
+
+describe.skipIf(!hasChromium)('the operator dashboard in a real browser (headless Chromium)', () => {
+  let t: TestApp;
+  let browser: Browser;
+  let base: string;
+  let env: TestEnv;
+  let emails: string[];
+  const tag = `dash${randomBytes(4).toString('hex')}`;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    const created = await t.admin.post('/environments', { name: tag });
+    expect(created.statusCode, created.body).toBe(201);
+    env = { ...created.json(), name: tag };
+    emails = await seedUsers(t, env, USERS, tag);
+    browser = await launchChromium();
+  }, 180_000);
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  /** A fresh browser profile that fails the test on any request leaving Gatehouse's origin or any CSP report. */
+  async function freshPage() {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const foreign: string[] = [];
+    const refused: string[] = [];
+    page.on('request', (request) => { if (!request.url().startsWith(base)) foreign.push(request.url()); });
+    page.on('console', (message) => { if (/Content Security Policy/i.test(message.text())) refused.push(message.text()); });
+    return { context, page, foreign, refused };
+  }
+
+  it('signs an operator in, picks the environment, finds one user among 2,000 by email, and bans and unbans them', async () => {
+    const operator = await givenOperator(t);
+    const { context, page, foreign, refused } = await freshPage();
+    await page.goto(`${base}/dashboard`);
+    await expect.poll(() => heading(page, 'Sign in to the dashboard').count()).toBe(1);
+    expect(new URL(page.url()).pathname).toBe('/dashboard/sign-in');
+    expect(await accessibilityProblems(page)).toEqual([]);
+
+    // A wrong password: the problem+json's detail and code are shown, and nothing else happens.
+    await signIn(page, operator.email, 'not-the-password-1');
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('invalid_credentials');
+    expect(await accessibilityProblems(page)).toEqual([]);
+
+    await page.getByLabel('Password', { exact: true }).fill(operator.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => heading(page, 'Environments').count()).toBe(1);
+    expect(await page.title()).toBe('Environments · Gatehouse dashboard');
+    expect(await accessibilityProblems(page)).toEqual([]);
+
+    await page.getByRole('link', { name: tag, exact: true }).click();
+    await expect.poll(() => heading(page, 'Users').count()).toBe(1);
+    expect(new URL(page.url()).pathname).toBe(`/dashboard/environments/${env.id}/users`);
+    await expect.poll(() => page.locator('tbody tr').count()).toBe(PAGE_SIZE);
+    expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Users' }).getAttribute('aria-current')).toBe('page');
+    expect(await accessibilityProblems(page)).toEqual([]);
+
+    // The server's cursor, kept in the URL: the next page is another 25 users.
+    const firstPage = await page.locator('tbody tr td:first-child').allTextContents();
+    await page.getByRole('link', { name: 'Next page' }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('cursor')).not.toBeNull();
+    await expect.poll(async () => (await page.locator('tbody tr td:first-child').allTextContents()).some((email) => firstPage.includes(email))).toBe(false);
+    expect(await page.locator('tbody tr').count()).toBe(PAGE_SIZE);
+
+    const target = emails[1234];
+    await page.getByLabel('Search by email').fill(target);
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.locator('tbody tr').count()).toBe(1);
+    expect(new URL(page.url()).searchParams.get('email')).toBe(target);
+    expect(new URL(page.url()).searchParams.get('cursor')).toBeNull();
+    await page.getByRole('link', { name: target }).click();
+
+    await expect.poll(() => heading(page, target).count()).toBe(1);
+    const userId = new URL(page.url()).pathname.split('/').at(-1)!;
+    expect((await t.server(env).get(`/users/${userId}`)).json().email).toBe(target);
+    await expect.poll(() => page.getByText('No sessions.').count()).toBe(1);
+    expect(await page.locator('.badge').textContent()).toBe('Active');
+    expect(await accessibilityProblems(page)).toEqual([]);
+
+    // Escape closes the confirmation and bans no one.
+    await page.getByRole('button', { name: 'Ban user' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Ban this user?' });
+    await expect.poll(() => dialog.isVisible()).toBe(true);
+    expect(await accessibilityProblems(page)).toEqual([]);
+    await page.keyboard.press('Escape');
+    await expect.poll(() => dialog.isVisible()).toBe(false);
+    expect((await t.server(env).get(`/users/${userId}`)).json().status).toBe('active');
+
+    await page.getByRole('button', { name: 'Ban user' }).click();
+    await dialog.getByRole('button', { name: 'Ban user' }).click();
+    await expect.poll(() => page.locator('.badge').textContent()).toBe('Banned');
+    expect(await page.getByRole('status').filter({ hasText: 'is banned' }).count()).toBe(1);
+    expect((await t.server(env).get(`/users/${userId}`)).json().status).toBe('banned');
+
+    await page.getByRole('button', { name: 'Unban user' }).click();
+    await page.getByRole('dialog', { name: 'Unban this user?' }).getByRole('button', { name: 'Unban user' }).click();
+    await expect.poll(() => page.locator('.badge').textContent()).toBe('Active');
+    expect((await t.server(env).get(`/users/${userId}`)).json().status).toBe('active');
+    expect(await accessibilityProblems(page)).toEqual([]);
+
+    expect(foreign).toEqual([]);
+    expect(refused).toEqual([]);
+    await context.close();
+  });
+
+  it("opens a deep link after sign-in and the operator's second factor", async () => {
+    const operator = await signedInOperator(t);
+    const secret = await enrolOperatorTotp(t, operator.cookie);
+    const user = (await t.server(env).get(`/users?emailSearch=${encodeURIComponent(emails[7])}`)).json().items[0];
+    const { context, page } = await freshPage();
+    await page.goto(`${base}/dashboard/environments/${env.id}/users/${user.id}`);
+    await expect.poll(() => heading(page, 'Sign in to the dashboard').count()).toBe(1);
+    await signIn(page, operator.email, operator.password);
+
+    await expect.poll(() => heading(page, 'Second factor').count()).toBe(1);
+    expect(await accessibilityProblems(page)).toEqual([]);
+    await page.getByLabel('Code', { exact: true }).fill('000000');
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('invalid_code');
+    await page.getByLabel('Code', { exact: true }).fill(codeAt(t, secret));
+    await page.getByRole('button', { name: 'Verify' }).click();
+
+    await expect.poll(() => heading(page, emails[7]).count()).toBe(1);
+    expect(new URL(page.url()).pathname).toBe(`/dashboard/environments/${env.id}/users/${user.id}`);
+    await context.close();
+  });
+
+  it('shows a missing user as the problem the Server API answered', async () => {
+    const operator = await givenOperator(t);
+    const { context, page } = await freshPage();
+    await page.goto(`${base}/dashboard/environments/${env.id}/users/0193e0a0-0000-7000-8000-00000000dead`);
+    await signIn(page, operator.email, operator.password);
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('user_not_found');
+    expect(await accessibilityProblems(page)).toEqual([]);
+    await context.close();
+  });
+});
