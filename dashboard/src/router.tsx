@@ -4,6 +4,7 @@ import { operatorQuery } from './queries.js';
 import { EnvironmentsScreen } from './screens/environments.js';
 import { Layout } from './screens/layout.js';
 import { NotFoundScreen } from './screens/not-found.js';
+import { SetPasswordScreen } from './screens/set-password.js';
 import { SignInScreen } from './screens/sign-in.js';
 import { UserScreen } from './screens/user.js';
 import { UsersScreen } from './screens/users.js';
@@ -15,6 +16,11 @@ const rootRoute = createRootRouteWithContext<{ queryClient: QueryClient }>()({ c
 const signInRoute = createRoute({
   getParentRoute: () => rootRoute, path: 'sign-in', component: SignInScreen,
   validateSearch: (search: Record<string, unknown>): { redirect?: string } => ({ redirect: text(search.redirect) }),
+});
+
+const setPasswordRoute = createRoute({
+  getParentRoute: () => rootRoute, path: 'set-password', component: SetPasswordScreen,
+  validateSearch: (search: Record<string, unknown>): { token?: string } => ({ token: text(search.token) }),
 });
 
 /** Every screen but sign-in needs a signed-in operator; without one, sign-in comes first and then the screen asked for. */
@@ -41,7 +47,7 @@ const usersRoute = createRoute({
 
 const userRoute = createRoute({ getParentRoute: () => signedInRoute, path: 'environments/$environmentId/users/$userId', component: UserScreen });
 
-const routeTree = rootRoute.addChildren([signInRoute, signedInRoute.addChildren([homeRoute, environmentsRoute, usersRoute, userRoute])]);
+const routeTree = rootRoute.addChildren([signInRoute, setPasswordRoute, signedInRoute.addChildren([homeRoute, environmentsRoute, usersRoute, userRoute])]);
 
 export function createDashboardRouter(queryClient: QueryClient) {
   return createRouter({ routeTree, basepath: '/dashboard', context: { queryClient }, defaultPreload: 'intent', scrollRestoration: true });

@@ -30,4 +30,6 @@ export const operatorSession = {
     }
   },
   signOut: () => adminApi.signOutOperator(),
+  /** Uses up the one-time link of an operator created without a password. */
+  setPassword: (token: string, password: string) => adminApi.setOperatorPassword({ token, password }),
 };
