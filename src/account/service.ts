@@ -6,7 +6,10 @@ import { hashPassword, verifyPassword } from '../platform/crypto/passwords.js';
 import { inTransaction, type Db } from '../platform/db/database.js';
 import { reauthenticationRequired, type SessionContext } from '../platform/http/planes.js';
 import { rateLimited } from '../platform/http/problems.js';
-import { escapeHtml, type Mailer } from '../platform/mail/mailer.js';
+import { mailBrand } from '../environments/settings.js';
+import { pickLocale } from '../platform/i18n/locale.js';
+import type { Mailer } from '../platform/mail/mailer.js';
+import { composeMail, mailTime } from '../platform/mail/render.js';
 import type { RateLimiter } from '../platform/rate-limit.js';
 import { checkSecondFactor } from '../factors/service.js';
 import type { Sealer } from '../platform/crypto/encryption.js';
@@ -23,7 +26,7 @@ export interface AccountDeps {
 }
 
 /** The signed-in user acting on their own account: who, in which session, from where. */
-export interface AccountCaller { env: EnvironmentContext; session: SessionContext; caller: Caller }
+export interface AccountCaller { env: EnvironmentContext & { name: string }; session: SessionContext; caller: Caller }
 
 /** The signed-in user's own account: password, re-authentication, deletion (contract §3d). */
 export function createAccountService({ db, clock, limiter, mailer, sealer, users }: AccountDeps) {
@@ -53,11 +56,12 @@ export function createAccountService({ db, clock, limiter, mailer, sealer, users
   }
 
   /** Tells the owner, in the change's transaction, so the notice goes out if and only if it commits. */
-  function mailPasswordChanged(trx: Db, env: EnvironmentContext, user: User, signedOutOthers: boolean, at: Date) {
-    const notice = `The password of your account ${user.email} was changed at ${at.toISOString()} from a signed-in session`
-      + `${signedOutOthers ? ', and every other session was signed out' : ''}.`;
-    const ifNotYou = 'If you did not do this, reset your password at once and tell your administrator.';
-    return mailer.send(env.id, { to: user.email!, subject: 'Your password was changed', text: `${notice} ${ifNotYou}`, html: `<p>${escapeHtml(notice)}</p><p>${escapeHtml(ifNotYou)}</p>` }, trx);
+  function mailPasswordChanged(trx: Db, env: EnvironmentContext & { name: string }, user: User, signedOutOthers: boolean, at: Date) {
+    const locale = pickLocale({ user: user.locale });
+    return mailer.send(env.id, composeMail({
+      to: user.email!, kind: signedOutOthers ? 'passwordChangedOthersSignedOut' : 'passwordChanged', locale, brand: mailBrand(env),
+      values: { email: user.email!, time: mailTime(at, locale) },
+    }), trx);
   }
 
   return {

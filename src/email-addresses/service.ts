@@ -6,10 +6,15 @@ import type { Clock } from '../platform/clock.js';
 import { randomCode, sha256 } from '../platform/crypto/tokens.js';
 import { inTransaction, type Db } from '../platform/db/database.js';
 import { rateLimited } from '../platform/http/problems.js';
-import { escapeHtml, type Mailer } from '../platform/mail/mailer.js';
+import type { EnvironmentsService } from '../environments/service.js';
+import { mailBrand } from '../environments/settings.js';
+import { pickLocale } from '../platform/i18n/locale.js';
+import type { Mailer } from '../platform/mail/mailer.js';
+import { composeMail } from '../platform/mail/render.js';
 import type { Limit, RateLimiter } from '../platform/rate-limit.js';
 import { lockUserCredentials, mirrored, normalizeEmail, setPrimaryEmailCopy } from '../users/accounts.js';
 import { userDeleted, userNotFound } from '../users/errors.js';
+import type { User } from '../users/schemas.js';
 import type { UsersService } from '../users/service.js';
 import { emailAddressLimit, emailAddressNotFound, emailNotVerified, emailTaken, invalidCode, primaryEmail } from './errors.js';
 import type { EmailAddress } from './schemas.js';
@@ -18,6 +23,7 @@ import { createEmailAddressesStore } from './store.js';
 export interface EmailAddressesDeps {
   db: Db; clock: Clock; mailer: Mailer; limiter: RateLimiter;
   users: Pick<UsersService, 'get'>;
+  environments: Pick<EnvironmentsService, 'record'>;
 }
 
 /** The primary included; enough for work, school and personal addresses with room to move between them. */
@@ -34,7 +40,7 @@ const CODE_FAILURES_PER_USER = { max: 10, windowSeconds: 86_400 };
 const codeHash = (addressId: string, code: string) => sha256(`email_address:${addressId}:${code}`);
 
 /** The signed-in user's email addresses (client plane), and a user's list for the Server API. */
-export function createEmailAddressesService({ db, clock, mailer, limiter, users }: EmailAddressesDeps) {
+export function createEmailAddressesService({ db, clock, mailer, limiter, users, environments }: EmailAddressesDeps) {
   const addresses = createEmailAddressesStore(db);
 
   async function throttle(environmentId: string, bucket: string, limit: Limit) {
@@ -59,13 +65,12 @@ export function createEmailAddressesService({ db, clock, mailer, limiter, users 
       action, ...by, targets: [{ type: 'user', id: userId }, { type: 'email_address', id: addressId }], metadata,
     }, clock.now());
 
-  function mailCode(trx: Db, environmentId: string, email: string, code: string) {
-    const text = `Your email verification code is ${code}. It expires in 10 minutes. Enter it to add ${email} to your account.`;
-    const ifNotYou = 'If you did not ask to add this address to an account, ignore this email: nothing changes without the code.';
-    return mailer.send(environmentId, {
-      to: email, subject: `Your email verification code is ${code}`,
-      text: `${text} ${ifNotYou}`, html: `<p>${escapeHtml(text)}</p><p>${escapeHtml(ifNotYou)}</p>`,
-    }, trx);
+  /** The code goes to the new address in the user's language: the address is theirs to add. */
+  async function mailCode(trx: Db, environmentId: string, user: User, email: string, code: string) {
+    const env = await environments.record(environmentId);
+    return mailer.send(environmentId, composeMail({
+      to: email, kind: 'emailAddressCode', locale: pickLocale({ user: user.locale }), brand: mailBrand(env), code, values: { email },
+    }), trx);
   }
 
   /** Counts a try against the user's daily budget before the code is checked, and gives it back when it was right. */
@@ -99,14 +104,14 @@ export function createEmailAddressesService({ db, clock, mailer, limiter, users 
       await throttle(environmentId, `email_address_send:ip:${clientNetwork(by.context.ipAddress ?? '')}`, CODE_SENDS_PER_IP);
       await throttle(environmentId, `email_address_send:user:${userId}`, CODE_SENDS_PER_USER);
       return inTransaction(db, async (trx) => {
-        await lockUser(trx, environmentId, userId);
+        const user = await lockUser(trx, environmentId, userId);
         const store = createEmailAddressesStore(trx);
         if ((await store.count(environmentId, userId)) >= MAX_EMAIL_ADDRESSES) throw emailAddressLimit(MAX_EMAIL_ADDRESSES);
         if (await store.verifiedByAnother(environmentId, userId, email)) throw emailTaken();
         const [id, code, now] = [uuidv7(), randomCode(), clock.now()];
         const added = await store.insert(environmentId, { id, userId, email, codeHash: codeHash(id, code), codeExpiresAt: new Date(now.getTime() + CODE_LIFETIME_MS) }, now);
         if (added === 'taken') throw emailTaken();
-        await mailCode(trx, environmentId, email, code);
+        await mailCode(trx, environmentId, user, email, code);
         await record(trx, environmentId, userId, 'user.email_address_added', added.id, by);
         return added;
       });

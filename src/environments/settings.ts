@@ -2,6 +2,7 @@ import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
 import { Nullable } from '../platform/http/common-schemas.js';
 import { deepMerge, type JsonObject } from '../platform/json.js';
+import type { MailBrand } from '../platform/mail/render.js';
 import { frontendUrl, isSafeAbsoluteUrl } from './origins.js';
 
 const Url = Type.String({ format: 'uri', maxLength: 2048 });
@@ -169,4 +170,10 @@ export function settingsErrors(settings: EnvironmentSettings): { path: string; m
     byPath.set('/settings/passwordPolicy', 'minLength must not exceed maxLength');
   }
   return [...byPath].map(([path, message]) => ({ path, message }));
+}
+
+/** How the environment's mail looks: the hosted pages' branding, the product name falling back to the environment's name. */
+export function mailBrand(env: { name: string; settings: EnvironmentSettings }): MailBrand {
+  const { productName, logoUrl, primaryColor } = env.settings.hostedPages.branding;
+  return { productName: productName ?? env.name, logoUrl, primaryColor };
 }

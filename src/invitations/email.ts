@@ -1,4 +1,6 @@
-import { escapeHtml, type Mail } from '../platform/mail/mailer.js';
+import type { Locale } from '../platform/i18n/catalogue.js';
+import type { Mail } from '../platform/mail/mailer.js';
+import { composeMail, mailTime, type MailBrand } from '../platform/mail/render.js';
 
 /** The sign-up link: signUpUrl with the token (and the redirect URL, when one was given) in its query. */
 export function invitationLink(signUpUrl: string, token: string, redirectUrl: string | null): string {
@@ -8,15 +10,10 @@ export function invitationLink(signUpUrl: string, token: string, redirectUrl: st
   return url.toString();
 }
 
-export function invitationMail(to: string, environmentName: string, link: string, expiresAt: Date): Mail {
-  const expires = expiresAt.toUTCString();
-  return {
-    to,
-    subject: `You're invited to join ${environmentName}`,
-    text: `You have been invited to join ${environmentName}.\n\nCreate your account here:\n${link}\n\n`
-      + `The invitation expires on ${expires}. If you were not expecting it, ignore this email.`,
-    html: `<p>You have been invited to join <strong>${escapeHtml(environmentName)}</strong>.</p>`
-      + `<p><a href="${escapeHtml(link)}">Create your account</a></p>`
-      + `<p>The invitation expires on ${escapeHtml(expires)}. If you were not expecting it, ignore this email.</p>`,
-  };
+/** The invitation in the inviter's language (the invitee is no user yet), branded like the environment's pages. */
+export function invitationMail(to: string, brand: MailBrand, locale: Locale, link: string, expiresAt: Date): Mail {
+  return composeMail({
+    to, kind: 'invitation', locale, brand, values: { expires: mailTime(expiresAt, locale) },
+    action: { label: 'mail.invitation.action', href: link },
+  });
 }

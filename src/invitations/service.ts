@@ -1,12 +1,13 @@
 import { recordOwnEvent } from '../audit/service.js';
 import { isAllowedRedirect, urlOrigin } from '../environments/origins.js';
 import type { EnvironmentRecord, EnvironmentsService } from '../environments/service.js';
-import { invitationSignUpUrl } from '../environments/settings.js';
+import { invitationSignUpUrl, mailBrand } from '../environments/settings.js';
 import { userCaller, type Caller, type CallerContext } from '../platform/caller.js';
 import type { Clock } from '../platform/clock.js';
 import { randomToken, sha256 } from '../platform/crypto/tokens.js';
 import { inTransaction, type Db } from '../platform/db/database.js';
 import type { PageQuery } from '../platform/http/common-schemas.js';
+import type { Locale } from '../platform/i18n/catalogue.js';
 import type { Mailer } from '../platform/mail/mailer.js';
 import { assertMetadataBudget, mergeBags } from '../platform/metadata.js';
 import type { RateLimiter } from '../platform/rate-limit.js';
@@ -68,9 +69,9 @@ export function createInvitationsService({ db, clock, mailer, limiter, environme
   }
 
   /** Queues the mail in the transaction that stores the token: the link goes out if and only if the token is stored. */
-  async function mail(trx: Db, env: EnvironmentRecord, signUpUrl: string, token: string, invitation: Invitation, redirectUrl: string | null) {
+  async function mail(trx: Db, env: EnvironmentRecord, signUpUrl: string, token: string, invitation: Invitation, redirectUrl: string | null, locale: Locale) {
     const link = invitationLink(signUpUrl, token, redirectUrl);
-    await mailer.send(env.id, invitationMail(invitation.email, env.name, link, new Date(invitation.expiresAt)), trx);
+    await mailer.send(env.id, invitationMail(invitation.email, mailBrand(env), locale, link, new Date(invitation.expiresAt)), trx);
   }
 
   async function existing(environmentId: string, invitationId: string) {
@@ -87,9 +88,10 @@ export function createInvitationsService({ db, clock, mailer, limiter, environme
   return {
     /**
      * Creates a PENDING invitation and mails its link. A re-invite of an email with a pending invitation
-     * replaces it: the earlier one becomes REVOKED and its link stops working.
+     * replaces it: the earlier one becomes REVOKED and its link stops working. The mail is in `locale`
+     * (the inviting request's Accept-Language): the invitee has no account, so no language of their own yet.
      */
-    async create(environmentId: string, body: CreateInvitationBody, by: Caller): Promise<InvitationSummary> {
+    async create(environmentId: string, body: CreateInvitationBody, by: Caller, locale: Locale = 'en'): Promise<InvitationSummary> {
       const env = await environments.record(environmentId);
       assertMetadataBudget(body.publicMetadata, body.privateMetadata);
       const signUpUrl = requireSignUpUrl(env);
@@ -109,7 +111,7 @@ export function createInvitationsService({ db, clock, mailer, limiter, environme
           expiresAt: new Date(now.getTime() + (body.expiresInDays ?? DEFAULT_EXPIRES_IN_DAYS) * DAY_MS),
           publicMetadata: body.publicMetadata, privateMetadata: body.privateMetadata,
         }, now);
-        await mail(trx, env, signUpUrl, token, created, redirectUrl);
+        await mail(trx, env, signUpUrl, token, created, redirectUrl, locale);
         for (const replaced of retired.filter((r) => r.status === 'REVOKED')) {
           await record(trx, environmentId, 'invitation.revoked', replaced.id, by, { reason: 'replaced', replacedBy: created.id });
         }
@@ -140,7 +142,7 @@ export function createInvitationsService({ db, clock, mailer, limiter, environme
     },
 
     /** Mails the invitation again with a new token (only hashes are kept); the earlier link stops working, expiresAt stays. */
-    async resend(environmentId: string, invitationId: string, by: Caller): Promise<InvitationSummary> {
+    async resend(environmentId: string, invitationId: string, by: Caller, locale: Locale = 'en'): Promise<InvitationSummary> {
       const env = await environments.record(environmentId);
       const signUpUrl = requireSignUpUrl(env);
       const { invitation } = await existing(environmentId, invitationId);
@@ -150,7 +152,7 @@ export function createInvitationsService({ db, clock, mailer, limiter, environme
       const updated = await inTransaction(db, async (trx) => {
         const done = await createInvitationsStore(trx).replaceToken(environmentId, invitationId, sha256(token), clock.now());
         if (done) {
-          await mail(trx, env, signUpUrl, token, done.invitation, done.redirectUrl);
+          await mail(trx, env, signUpUrl, token, done.invitation, done.redirectUrl, locale);
           await record(trx, environmentId, 'invitation.resent', invitationId, by);
         }
         return done;

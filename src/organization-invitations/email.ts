@@ -1,4 +1,6 @@
-import { escapeHtml, type Mail } from '../platform/mail/mailer.js';
+import type { Locale } from '../platform/i18n/catalogue.js';
+import type { Mail } from '../platform/mail/mailer.js';
+import { composeMail, mailTime, type MailBrand } from '../platform/mail/render.js';
 
 /** The accept link: invitationAcceptUrl with the token in `invitation_token`, as environment invitations do. */
 export function acceptLink(invitationAcceptUrl: string, token: string): string {
@@ -7,15 +9,10 @@ export function acceptLink(invitationAcceptUrl: string, token: string): string {
   return url.toString();
 }
 
-export function organizationInvitationMail(to: string, organizationName: string, role: string, link: string, expiresAt: Date): Mail {
-  const expires = expiresAt.toUTCString();
-  return {
-    to,
-    subject: `You're invited to join ${organizationName}`,
-    text: `You have been invited to join ${organizationName} as ${role}.\n\nAccept the invitation here:\n${link}\n\n`
-      + `The invitation expires on ${expires}. If you were not expecting it, ignore this email.`,
-    html: `<p>You have been invited to join <strong>${escapeHtml(organizationName)}</strong> as ${escapeHtml(role)}.</p>`
-      + `<p><a href="${escapeHtml(link)}">Accept the invitation</a></p>`
-      + `<p>The invitation expires on ${escapeHtml(expires)}. If you were not expecting it, ignore this email.</p>`,
-  };
+/** The invitation in the invitee's language when they have an account, else the inviter's; branded like the environment's pages. */
+export function organizationInvitationMail(to: string, brand: MailBrand, locale: Locale, organizationName: string, role: string, link: string, expiresAt: Date): Mail {
+  return composeMail({
+    to, kind: 'organizationInvitation', locale, brand, values: { organization: organizationName, role, expires: mailTime(expiresAt, locale) },
+    action: { label: 'mail.organizationInvitation.action', href: link },
+  });
 }

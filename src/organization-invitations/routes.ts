@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { OrganizationPageQuery, OrganizationParams } from '../organizations/schemas.js';
 import { Page } from '../platform/http/common-schemas.js';
-import { clientCaller, requestContext, signedIn } from '../platform/http/planes.js';
+import { acceptedLocale, clientCaller, requestContext, signedIn } from '../platform/http/planes.js';
 import {
   AcceptBody, CreatedOrganizationInvitation, CreateOrganizationInvitationBody, JoinedMembership, OrganizationInvitation,
   OrganizationInvitationParams,
@@ -24,7 +24,7 @@ export function organizationInvitationsClientRoutes(invitations: OrganizationInv
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     app.post('/organizations/:organizationId/invitations', {
       schema: { operationId: 'inviteToMyOrganization', summary: 'Invite an email to the organization with a role', description: CREATE, tags, params: OrganizationParams, body: CreateOrganizationInvitationBody, response: { 201: CreatedOrganizationInvitation } },
-    }, async (req, reply) => reply.code(201).send(await invitations.create(req.environmentId, req.params.organizationId, signedIn(req).userId, req.body, clientCaller(req))));
+    }, async (req, reply) => reply.code(201).send(await invitations.create(req.environmentId, req.params.organizationId, signedIn(req).userId, req.body, clientCaller(req), acceptedLocale(req))));
     app.get('/organizations/:organizationId/invitations', {
       schema: { operationId: 'listMyOrganizationInvitations', summary: "List the organization's pending invitations (owner or admin)", tags, params: OrganizationParams, querystring: OrganizationPageQuery, response: { 200: Page(OrganizationInvitation) } },
     }, (req) => invitations.listPending(req.environmentId, req.params.organizationId, signedIn(req).userId, req.query));

@@ -1,6 +1,6 @@
 import { recordOwnEvent } from '../audit/service.js';
 import type { EnvironmentsService } from '../environments/service.js';
-import { organizationInvitationAcceptUrl } from '../environments/settings.js';
+import { mailBrand, organizationInvitationAcceptUrl } from '../environments/settings.js';
 import { alreadyMember, userNotActive } from '../organizations/errors.js';
 import { authorize } from '../organizations/policy.js';
 import type { Role } from '../organizations/roles.js';
@@ -9,6 +9,7 @@ import { userCaller, type Caller, type RequestContext } from '../platform/caller
 import type { Clock } from '../platform/clock.js';
 import { randomToken, sha256 } from '../platform/crypto/tokens.js';
 import { inTransaction, type Db } from '../platform/db/database.js';
+import { isLocale, type Locale } from '../platform/i18n/catalogue.js';
 import type { Mailer } from '../platform/mail/mailer.js';
 import type { RateLimiter } from '../platform/rate-limit.js';
 import { normalizeEmail } from '../users/accounts.js';
@@ -51,7 +52,7 @@ export interface OrganizationInvitationsDeps {
   db: Db; clock: Clock; mailer: Mailer; limiter: RateLimiter;
   environments: Pick<EnvironmentsService, 'record'>;
   organizations: Pick<OrganizationsService, 'memberOf' | 'authorizeIn' | 'roleOf'>;
-  users: Pick<UsersService, 'get'>;
+  users: Pick<UsersService, 'get' | 'findCredentials'>;
 }
 
 const EXPIRES_IN_MS = 30 * 86_400_000;
@@ -90,14 +91,17 @@ export function createOrganizationInvitationsService({ db, clock, mailer, limite
      * Invites an email with a role (invitations:manage; only to a role carrying no permission the
      * inviter's lacks, so only an owner invites an owner). The token is shown once; with the environment's
      * invitationAcceptUrl (or hosted page) a mail carries it, otherwise nothing is sent. A pending invitation of the same
-     * email to the organization is replaced.
+     * email to the organization is replaced. The mail is in the invitee's language when the email has an
+     * account with one, else in `requestLocale` (the inviting request's Accept-Language).
      */
-    async create(environmentId: string, organizationId: string, inviterId: string, body: CreateOrganizationInvitationBody, by: Caller): Promise<CreatedOrganizationInvitation> {
+    async create(environmentId: string, organizationId: string, inviterId: string, body: CreateOrganizationInvitationBody, by: Caller, requestLocale: Locale = 'en'): Promise<CreatedOrganizationInvitation> {
       const env = await environments.record(environmentId);
       const { settings } = env;
       const email = normalizeEmail(body.email);
       const token = randomToken('orginv_');
       const acceptUrl = organizationInvitationAcceptUrl(env);
+      const inviteeLocale = acceptUrl ? (await users.findCredentials(environmentId, email))?.user.locale : undefined;
+      const locale = isLocale(inviteeLocale) ? inviteeLocale : requestLocale;
       const invitation = await inTransaction(db, async (trx) => {
         // The inviter's role is read under the organization lock that role changes take: a demotion either
         // lands before this check or waits until the invitation is stored. A deleted organization is 404 here.
@@ -113,7 +117,10 @@ export function createOrganizationInvitationsService({ db, clock, mailer, limite
           organizationId, email, role: body.role, tokenHash: sha256(token), inviterUserId: inviterId, expiresAt: new Date(now.getTime() + EXPIRES_IN_MS),
         }, now);
         // Queued with the token it carries: the mail goes out if and only if the invitation is stored.
-        if (acceptUrl) await mailer.send(environmentId, organizationInvitationMail(email, organization.name, body.role, acceptLink(acceptUrl, token), new Date(created.expiresAt)), trx);
+        if (acceptUrl) {
+          const mail = organizationInvitationMail(email, mailBrand(env), locale, organization.name, body.role, acceptLink(acceptUrl, token), new Date(created.expiresAt));
+          await mailer.send(environmentId, mail, trx);
+        }
         for (const id of replaced) await record(trx, environmentId, 'organization_invitation.revoked', organizationId, id, by, { reason: 'replaced', replacedBy: created.id });
         await record(trx, environmentId, 'organization_invitation.created', organizationId, created.id, by, { role: body.role });
         return created;

@@ -39,9 +39,10 @@ describe('POST /_svc/auth/forgot-password', () => {
     const code = await requestCode(env, 'ada@example.com');
 
     const [mail] = await t.outbox(env, 'ada@example.com');
-    expect(mail.text).toBe(`Your password reset code is ${code}. It expires in 10 minutes. `
-      + 'If you did not ask to reset your password, ignore this email; your password stays as it is.');
-    expect(mail.html).toContain(`<strong>${code}</strong>`);
+    expect(mail.text).toBe(`Enter this code to choose a new password for your ${env.name} account:\n\n${code}\n\n`
+      + 'It expires in 10 minutes. If you did not ask to reset your password, ignore this email; your password stays as it is.'
+      + `\n\n-- \nSent by ${env.name}.`);
+    expect(mail.html).toMatch(new RegExp(`>\\s*${code}\\s*<`));
     expect(mail.html).toContain('It expires in 10 minutes.');
     const row = await codeRow(env, user.id);
     expect(row).toMatchObject({ attempts: 0, used_at: null });

@@ -3,6 +3,7 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 import { PASSWORD, sessionIsActive } from '../helpers/given.js';
 import { signIn } from '../helpers/flows.js';
 import { expectProblem } from '../helpers/problem.js';
+import { mailTime } from '../../src/platform/mail/render.js';
 import { answer, CODE_LIFETIME_MS, NEW_PASSWORD, otherCode, passwordReset } from './support.js';
 
 let t: TestApp;
@@ -97,10 +98,10 @@ describe('POST /_svc/auth/reset-password', () => {
 
     const mails = await t.outbox(env, 'ada@example.com');
     expect(mails.map((m) => m.subject)).toEqual(['Your password was changed', `Your password reset code is ${code}`]);
-    expect(mails[0].text).toBe(`The password of your account ada@example.com was changed at ${t.clock.now().toISOString()} `
-      + 'with a reset code sent to this address, and every session was signed out. '
-      + 'If you did not do this, ask for a new reset code at once and tell your administrator.');
-    expect(mails[0].html).toContain('<p>The password of your account ada@example.com was changed');
+    expect(mails[0].text).toBe(`The password of your ${env.name} account ada@example.com was changed at ${mailTime(t.clock.now(), 'en')} `
+      + 'with a reset code sent to this address, and every session was signed out.\n\n'
+      + `If you did not do this, ask for a new reset code at once and tell your administrator.\n\n-- \nSent by ${env.name}.`);
+    expect(mails[0].html).toContain(`The password of your ${env.name} account ada@example.com was changed`);
     for (const mail of mails) {
       for (const secret of [NEW_PASSWORD, PASSWORD]) expect(JSON.stringify(mail)).not.toContain(secret);
     }

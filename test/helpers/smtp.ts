@@ -83,7 +83,9 @@ function parseHeaders(block: string): Record<string, string> {
 function decode(body: string, encoding = '7bit') {
   if (/base64/i.test(encoding)) return Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8');
   if (/quoted-printable/i.test(encoding)) {
-    return body.replace(/=\r\n/g, '').replace(/=([0-9A-F]{2})/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+    // Encoded bytes are UTF-8 (nodemailer's charset): decode them as bytes, not as characters.
+    const bytes = body.replace(/=\r\n/g, '').replace(/=([0-9A-F]{2})/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+    return Buffer.from(bytes, 'latin1').toString('utf8');
   }
   return body;
 }

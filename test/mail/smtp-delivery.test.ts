@@ -52,6 +52,25 @@ describe('mail delivery over SMTP (GATEHOUSE_SMTP_URL)', () => {
     expect(verified.json().user.registrationState).toBe('complete');
   });
 
+  it('sends one multipart/alternative message: the text part and the branded HTML part of the same mail, in the user\'s language', async () => {
+    const env = await t.given.environment({ hostedPages: { branding: { productName: 'Acme', logoUrl: 'https://cdn.acme.example/logo.png', primaryColor: '#7b1fa2' } } });
+    const user = await t.given.user(env, { email: `multi-${env.id}@example.com` });
+    expect((await t.server(env).patch(`/users/${user.id}`, { locale: 'da' })).statusCode).toBe(200);
+
+    expect((await t.client(env).post('/auth/forgot-password', { email: user.email })).statusCode).toBe(202);
+
+    const [mail] = await waitForMail(smtp, user.email!);
+    const message = parseMessage(mail!.raw);
+    expect(message.headers['content-type']).toMatch(/^multipart\/alternative; boundary=/);
+    const code = /^Din kode til nulstilling af adgangskode er (\d{6})$/.exec(message.headers.subject ?? '')?.[1];
+    expect(code).toMatch(/^\d{6}$/);
+    expect(message.text!.replaceAll('\r\n', '\n')).toContain(`Indtast denne kode for at vælge en ny adgangskode til din konto hos Acme:\n\n${code}\n\n`);
+    expect(message.html).toContain('<html lang="da"');
+    expect(message.html).toMatch(new RegExp(`>\\s*${code}\\s*<`));
+    expect(message.html).toContain('src="https://cdn.acme.example/logo.png"');
+    expect(message.html).toContain('Sendt af Acme.');
+  });
+
   it('delivers the invitation as text and HTML with a sign-up link whose token signs the invitee up', async () => {
     const env = await t.given.environment({ signUpUrl: 'https://app.example.com/join?src=mail' });
     const email = `invitee-${env.id}@example.com`;

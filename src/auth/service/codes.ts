@@ -3,7 +3,10 @@ import { userCaller, type RequestContext } from '../../platform/caller.js';
 import type { Clock } from '../../platform/clock.js';
 import { randomCode, sha256 } from '../../platform/crypto/tokens.js';
 import { inTransaction, type Db } from '../../platform/db/database.js';
-import { escapeHtml, type Mailer } from '../../platform/mail/mailer.js';
+import { mailBrand } from '../../environments/settings.js';
+import { pickLocale } from '../../platform/i18n/locale.js';
+import type { Mailer } from '../../platform/mail/mailer.js';
+import { composeMail, mailTime } from '../../platform/mail/render.js';
 import type { RateLimiter } from '../../platform/rate-limit.js';
 import { revokeAllSessions } from '../../sessions/service.js';
 import { applyPasswordReset, checkedPasswordHash, normalizeEmail } from '../../users/accounts.js';
@@ -13,7 +16,7 @@ import { invalidCode } from '../errors.js';
 import type { ResetPasswordBody, VerifyEmailBody } from '../schemas.js';
 import { createCodesStore, type CodePurpose } from '../store.js';
 import { throttle } from './common.js';
-import { complete, type AuthEnvironment, type IssueSession } from './issue-session.js';
+import { complete, type IssueSession, type MailingEnvironment } from './issue-session.js';
 import type { SecondFactorStep } from './second-factor.js';
 import { clientNetwork } from '../../platform/client-network.js';
 import type { Background } from '../../platform/background.js';
@@ -34,10 +37,7 @@ export const CODE_FAILURES_PER_ACCOUNT = { max: 10, windowSeconds: 86_400 };
 // Every reset attempt runs a password hash (unknown emails too, so they cost the same): cap them per client.
 const RESET_ATTEMPTS_PER_IP = { max: 100, windowSeconds: 3600 };
 
-const CODE_MAILS: Record<CodePurpose, { name: string; ifNotYou: string }> = {
-  verify_email: { name: 'verification code', ifNotYou: 'If you did not sign up, ignore this email.' },
-  reset_password: { name: 'password reset code', ifNotYou: 'If you did not ask to reset your password, ignore this email; your password stays as it is.' },
-};
+const CODE_MAILS = { verify_email: 'verifyEmail', reset_password: 'resetPassword' } as const satisfies Record<CodePurpose, string>;
 
 /**
  * A code mailed to a secondary address is bound to that address, so a reset names the address the code
@@ -57,29 +57,22 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, issueSes
    * A new 6-digit code for the purpose, replacing any earlier one, stored hashed and mailed to the user's
    * email, or to `secondary` (a verified address of the user that asked for it).
    */
-  async function mailCode(env: AuthEnvironment, user: User, purpose: CodePurpose, secondary?: string) {
+  async function mailCode(env: MailingEnvironment, user: User, purpose: CodePurpose, secondary?: string) {
     const code = randomCode();
     const now = clock.now();
     await codes.replace(env.id, user.id, purpose, codeHash(user.id, code, secondary), new Date(now.getTime() + CODE_LIFETIME_MS), now);
-    const { name, ifNotYou } = CODE_MAILS[purpose];
-    await mailer.send(env.id, {
-      to: secondary ?? user.email!,
-      subject: `Your ${name} is ${code}`,
-      text: `Your ${name} is ${code}. It expires in 10 minutes. ${ifNotYou}`,
-      html: `<p>Your ${name} is <strong>${escapeHtml(code)}</strong>.</p><p>It expires in 10 minutes. ${escapeHtml(ifNotYou)}</p>`,
-    });
+    await mailer.send(env.id, composeMail({
+      to: secondary ?? user.email!, kind: CODE_MAILS[purpose], locale: pickLocale({ user: user.locale }), brand: mailBrand(env), code,
+    }));
   }
 
   /** Tells the owner of a reset, in the reset's transaction (the notice goes out if and only if it commits); carries no code or password. */
-  function mailPasswordChanged(trx: Db, env: AuthEnvironment, user: User) {
-    const notice = `The password of your account ${user.email} was changed at ${user.updatedAt} with a reset code sent to this address, and every session was signed out.`;
-    const ifNotYou = 'If you did not do this, ask for a new reset code at once and tell your administrator.';
-    return mailer.send(env.id, {
-      to: user.email!,
-      subject: 'Your password was changed',
-      text: `${notice} ${ifNotYou}`,
-      html: `<p>${escapeHtml(notice)}</p><p>${escapeHtml(ifNotYou)}</p>`,
-    }, trx);
+  function mailPasswordChanged(trx: Db, env: MailingEnvironment, user: User) {
+    const locale = pickLocale({ user: user.locale });
+    return mailer.send(env.id, composeMail({
+      to: user.email!, kind: 'passwordReset', locale, brand: mailBrand(env),
+      values: { email: user.email!, time: mailTime(new Date(user.updatedAt), locale) },
+    }), trx);
   }
 
   /**
@@ -87,7 +80,7 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, issueSes
    * is checked (so concurrent guesses cannot outrun the count) and given back when the code was right.
    * Over the budget, the code is not even tried.
    */
-  async function withinCodeBudget<T>(env: AuthEnvironment, userId: string, tryCode: () => Promise<T | undefined>): Promise<T | undefined> {
+  async function withinCodeBudget<T>(env: MailingEnvironment, userId: string, tryCode: () => Promise<T | undefined>): Promise<T | undefined> {
     const bucket = `code_failures:user:${userId}`;
     const attempt = await limiter.hit(env.id, bucket, CODE_FAILURES_PER_ACCOUNT);
     if (!attempt.allowed) return undefined;
@@ -101,7 +94,7 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, issueSes
    * and a fresh one started. A wrong code commits only its counted try (so 5 of them burn the code) and
    * yields undefined, as does a user who stopped being active.
    */
-  function applyReset(env: AuthEnvironment, userId: string, code: string, passwordHash: string, context: RequestContext, secondary?: string) {
+  function applyReset(env: MailingEnvironment, userId: string, code: string, passwordHash: string, context: RequestContext, secondary?: string) {
     return inTransaction(db, async (trx) => {
       const now = clock.now();
       if (!(await createCodesStore(trx).consume(env.id, userId, 'reset_password', codeHash(userId, code, secondary), now))) return undefined;
@@ -124,13 +117,13 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, issueSes
     pruneExpiredCodes: () => codes.deleteExpired(new Date(clock.now().getTime() - 86_400_000)),
 
     /** Mails the code that completes a pending sign-up. */
-    mailVerificationCode: (env: AuthEnvironment, user: User) => mailCode(env, user, 'verify_email'),
+    mailVerificationCode: (env: MailingEnvironment, user: User) => mailCode(env, user, 'verify_email'),
 
     /**
      * Sends a new code to a pending account; answers the same whether or not the account exists, and as
      * fast: the account is looked up and the code mailed after the answer.
      */
-    async resendVerificationCode(env: AuthEnvironment, email: string, ipAddress: string) {
+    async resendVerificationCode(env: MailingEnvironment, email: string, ipAddress: string) {
       await throttle(limiter, env, `verify_email_send:ip:${clientNetwork(ipAddress)}`, CODE_SENDS_PER_IP);
       await throttle(limiter, env, `verify_email_send:email:${normalizeEmail(email)}`, CODE_SENDS_PER_EMAIL);
       background.run('verification code', async () => {
@@ -139,7 +132,7 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, issueSes
       });
     },
 
-    async verifyEmail(env: AuthEnvironment, body: VerifyEmailBody, context: RequestContext) {
+    async verifyEmail(env: MailingEnvironment, body: VerifyEmailBody, context: RequestContext) {
       const found = await users.findCredentials(env.id, body.email);
       if (!found || found.user.registrationState !== 'pending_email_verification') throw invalidCode();
       const consumed = await withinCodeBudget(env, found.user.id, async () =>
@@ -155,7 +148,7 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, issueSes
      * The per-email limit counts every request for the address, account or not, so it reveals nothing,
      * and the account is looked up and the code mailed after the answer, so its time reveals nothing either.
      */
-    async requestPasswordReset(env: AuthEnvironment, email: string, ipAddress: string) {
+    async requestPasswordReset(env: MailingEnvironment, email: string, ipAddress: string) {
       await throttle(limiter, env, `forgot_password:ip:${clientNetwork(ipAddress)}`, CODE_SENDS_PER_IP);
       await throttle(limiter, env, `forgot_password:email:${normalizeEmail(email)}`, CODE_SENDS_PER_EMAIL);
       background.run('password reset code', async () => {
@@ -168,7 +161,7 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, issueSes
      * The policy check and the hash come first, for any email: a weak password never uses up the code
      * or a try, and an unknown email costs and answers like a live one with a wrong code.
      */
-    async resetPassword(env: AuthEnvironment, body: ResetPasswordBody, context: RequestContext) {
+    async resetPassword(env: MailingEnvironment, body: ResetPasswordBody, context: RequestContext) {
       await throttle(limiter, env, `reset_password:ip:${clientNetwork(context.ipAddress)}`, RESET_ATTEMPTS_PER_IP);
       const email = normalizeEmail(body.email);
       const passwordHash = await checkedPasswordHash(body.newPassword, env.settings, email);

@@ -15,6 +15,8 @@ import { insertSignedInSession } from '../store.js';
 
 /** The environment a client-plane flow runs in. */
 export type AuthEnvironment = EnvironmentContext;
+/** The environment of a flow that sends mail: its name brands the mail when no product name is set. */
+export type MailingEnvironment = AuthEnvironment & { name: string };
 
 /** How a user proved who they are, as `user.signed_in` records it. */
 export type SignInMethod =

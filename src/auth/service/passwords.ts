@@ -5,7 +5,10 @@ import { verifyPassword } from '../../platform/crypto/passwords.js';
 import type { CteChain } from '../../platform/db/cte.js';
 import type { Db } from '../../platform/db/database.js';
 import { ProblemError } from '../../platform/http/problem.js';
-import { escapeHtml, type Mailer } from '../../platform/mail/mailer.js';
+import { mailBrand } from '../../environments/settings.js';
+import { pickLocale } from '../../platform/i18n/locale.js';
+import type { Mailer } from '../../platform/mail/mailer.js';
+import { composeMail } from '../../platform/mail/render.js';
 import { rateLimited } from '../../platform/http/problems.js';
 import type { Background } from '../../platform/background.js';
 import type { Metrics } from '../../platform/metrics.js';
@@ -18,13 +21,13 @@ import type { SignInBody, SignUpBody } from '../schemas.js';
 import type { EmailedCodesService } from './codes.js';
 import { secondStepApplies, type SecondFactorStep } from './second-factor.js';
 import { recordFailedSignIn, throttle } from './common.js';
-import { complete, type AuthEnvironment, type IssueSession, type SignInResult } from './issue-session.js';
+import { complete, type AuthEnvironment, type IssueSession, type MailingEnvironment, type SignInResult } from './issue-session.js';
 import type { Locale } from '../../platform/i18n/catalogue.js';
 import { clientNetwork } from '../../platform/client-network.js';
 
 export interface PasswordAuthDeps {
   db: Db; clock: Clock; limiter: RateLimiter; mailer: Mailer; metrics: Pick<Metrics, 'signIns' | 'lockouts'>; issueSession: IssueSession; background: Background;
-  users: Pick<UsersService, 'register' | 'reserveSignInAttempt' | 'finishSignInAttempt'>;
+  users: Pick<UsersService, 'register' | 'reserveSignInAttempt' | 'finishSignInAttempt' | 'findCredentials'>;
   codes: Pick<EmailedCodesService, 'mailVerificationCode'>;
   secondStep: Pick<SecondFactorStep, 'challenge'>;
 }
@@ -43,21 +46,20 @@ export function createPasswordAuthService({ db, clock, limiter, mailer, metrics,
    * Under enumeration protection, a sign-up for an email that has an account answers as a new pending
    * sign-up would (the password was checked and hashed all the same) and tells the owner by mail.
    */
-  async function answerTakenEmailQuietly(env: AuthEnvironment, body: SignUpBody): Promise<SignInResult> {
+  async function answerTakenEmailQuietly(env: MailingEnvironment, body: SignUpBody): Promise<SignInResult> {
     const email = normalizeEmail(body.email);
     const answer = { status: 'pending_verification' as const, user: unstoredPendingUser(env.id, body, clock.now()) };
     if (!(await limiter.hit(env.id, `account_notice:email:${email}`, ACCOUNT_NOTICES_PER_EMAIL)).allowed) return answer;
-    const notice = `Someone tried to sign up with ${email}, which already has an account. If it was you, sign in, or reset your password if you forgot it.`;
-    const ifNotYou = 'If it was not you, you can ignore this email: nothing changed.';
-    await mailer.send(env.id, {
-      to: email, subject: 'You already have an account',
-      text: `${notice} ${ifNotYou}`, html: `<p>${escapeHtml(notice)}</p><p>${escapeHtml(ifNotYou)}</p>`,
-    });
+    // In the owner's language: one indexed read, next to the password hash both answers cost.
+    const owner = await users.findCredentials(env.id, email);
+    await mailer.send(env.id, composeMail({
+      to: email, kind: 'accountExists', locale: pickLocale({ user: owner?.user.locale }), brand: mailBrand(env), values: { email },
+    }));
     return answer;
   }
 
   return {
-    async signUp(env: AuthEnvironment, body: SignUpBody & { locale?: Locale }, context: RequestContext): Promise<SignInResult> {
+    async signUp(env: MailingEnvironment, body: SignUpBody & { locale?: Locale }, context: RequestContext): Promise<SignInResult> {
       await throttle(limiter, env, `sign_up:ip:${clientNetwork(context.ipAddress)}`, SIGN_UPS_PER_IP);
       const pending = env.settings.emailVerificationRequired;
       const user = await users.register(env.id, { ...body, pending }, context).catch((err: unknown) => {

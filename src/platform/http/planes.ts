@@ -1,3 +1,5 @@
+import type { Locale } from '../i18n/catalogue.js';
+import { pickLocale } from '../i18n/locale.js';
 import cookie from '@fastify/cookie';
 import type { FastifyContextConfig, FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { operatorCaller, systemCaller, type Caller, type RequestContext } from '../caller.js';
@@ -224,6 +226,9 @@ export function serverPlane(authenticate: SecretKeyAuthenticator, routes: Fastif
 /** Where a request comes from, as sessions and the audit trail keep it: the client IP and its user agent, cut to 512 characters. */
 export const requestContext = (request: FastifyRequest): RequestContext =>
   ({ ipAddress: request.ip, userAgent: request.headers['user-agent']?.slice(0, 512) ?? null });
+
+/** The language a request's Accept-Language asks for (en or da, else en): mail to someone who is not a user yet is written in it. */
+export const acceptedLocale = (request: FastifyRequest): Locale => pickLocale({ acceptLanguage: request.headers['accept-language'] });
 
 /** The session of a request on the signed-in part of the client plane, whose hook has set it. */
 export function signedIn(request: FastifyRequest): SessionContext {

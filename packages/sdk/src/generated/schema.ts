@@ -182,7 +182,7 @@ export interface paths {
         put?: never;
         /**
          * Invite an email to sign up
-         * @description Mails a link to signUpUrl carrying invitation_token (while signUpUrl is null and hostedPages is on, to the hosted page {frontend_url}/accept-invitation). A pending invitation for the same email is replaced (it becomes REVOKED). Counts against the environment's invitationRateLimitPerHour (fixed clock hours).
+         * @description Mails a link to signUpUrl carrying invitation_token (while signUpUrl is null and hostedPages is on, to the hosted page {frontend_url}/accept-invitation). The mail is in the language of the request's Accept-Language (`en` or `da`, else `en`). A pending invitation for the same email is replaced (it becomes REVOKED). Counts against the environment's invitationRateLimitPerHour (fixed clock hours).
          */
         post: operations["createInvitation"];
         delete?: never;
@@ -259,7 +259,7 @@ export interface paths {
         put?: never;
         /**
          * Mail a pending invitation again
-         * @description Same invitation and expiry, new token: the earlier link stops working. Counts against the hourly invitation limit.
+         * @description Same invitation and expiry, new token: the earlier link stops working; the mail is in the request's Accept-Language. Counts against the hourly invitation limit.
          */
         post: operations["resendInvitation"];
         delete?: never;
