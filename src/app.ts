@@ -192,7 +192,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // The job queue's worker; it is created before the services that queue jobs so they can wake it.
   const jobHandlers: Parameters<typeof createJobWorker>[0]['handlers'] = {};
   const jobWorker = createJobWorker({ db, clock, log: app.log, notifications: options.notifications, handlers: jobHandlers, options: { ...JOB_WORKER_DEFAULTS, ...options.jobs } });
-  const dataRequests = createDataRequestsService({ db, clock, environments, wakeJobs: jobWorker.wake });
+  const dataRequests = createDataRequestsService({ db, clock, environments, mailer, wakeJobs: jobWorker.wake });
   Object.assign(jobHandlers, dataRequests.jobHandlers);
   // Operators are the users of a reserved environment: the end-users' sign-in, lockout, factors and sessions run for them.
   const operatorAccounts = createOperatorAccounts({ db, clock, environments, users });

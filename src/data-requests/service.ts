@@ -7,6 +7,10 @@ import { inTransaction, type Db } from '../platform/db/database.js';
 import type { PageQuery } from '../platform/http/common-schemas.js';
 import type { JsonObject } from '../platform/json.js';
 import { DAY_MS } from '../platform/maintenance.js';
+import { pickLocale } from '../platform/i18n/locale.js';
+import type { Mailer } from '../platform/mail/mailer.js';
+import { composeMail, mailTime } from '../platform/mail/render.js';
+import { hostedAccountDataUrl, mailBrand } from '../environments/settings.js';
 import { enqueueJob, type ClaimedJob } from '../platform/jobs/queue.js';
 import type { JobHandler } from '../platform/jobs/worker.js';
 import { lastOwnedOrganizations, lockExistingUser, refuseLastOwner } from '../users/accounts.js';
@@ -25,8 +29,11 @@ export const ARCHIVE_FORMAT = 'gatehouse.data-export.v1';
 /** The kinds of job this domain queues (platform/jobs); their handlers are jobHandlers below. */
 export const DATA_REQUEST_JOBS = { export: 'data_request.export', erasure: 'data_request.erasure' } as const;
 
+/** The user section of an archive, as far as the ready mail needs it. */
+interface ExportedUser { email: string | null; locale: string | null }
+
 export interface DataRequestsDeps {
-  db: Db; clock: Clock;
+  db: Db; clock: Clock; mailer: Pick<Mailer, 'send'>;
   environments: Pick<EnvironmentsService, 'record'>;
   /** Tells this process's job worker to look now (other processes hear the NOTIFY at commit). */
   wakeJobs(): void;
@@ -36,11 +43,26 @@ const JOB_CALLER = systemCaller('job');
 
 const requestTargets = (userId: string, requestId: string) => [{ type: 'user', id: userId }, { type: 'data_request', id: requestId }];
 
-export function createDataRequestsService({ db, clock, environments, wakeJobs }: DataRequestsDeps) {
+export function createDataRequestsService({ db, clock, environments, mailer, wakeJobs }: DataRequestsDeps) {
   const store = createDataRequestsStore(db);
 
   const record = (trx: Db, environmentId: string, action: string, userId: string, requestId: string, by: Caller, metadata: JsonObject) =>
     recordOwnEvent(trx, environmentId, { action, ...by, targets: requestTargets(userId, requestId), metadata }, clock.now());
+
+  /**
+   * Tells the user their export is ready, in their language, in the job's transaction (so the mail exists
+   * if and only if the archive does); the link opens the hosted data page while the hosted pages are on.
+   */
+  async function mailExportReady(trx: Db, environmentId: string, user: ExportedUser | null, expiresAt: Date) {
+    if (!user?.email) return;
+    const env = await environments.record(environmentId);
+    const locale = pickLocale({ user: user.locale });
+    const page = hostedAccountDataUrl(env);
+    await mailer.send(environmentId, composeMail({
+      to: user.email, kind: 'dataExportReady', locale, brand: mailBrand(env), values: { expires: mailTime(expiresAt, locale) },
+      ...(page && { action: { label: 'mail.dataExportReady.action', href: page } }),
+    }), trx);
+  }
 
   /** Export: gathers every section in the job's transaction and keeps the archive for EXPORT_LINK_DAYS. */
   const runExport: JobHandler = async (trx, job: ClaimedJob) => {
@@ -53,7 +75,9 @@ export function createDataRequestsService({ db, clock, environments, wakeJobs }:
       format: ARCHIVE_FORMAT, requestId: request.id, userId: request.userId, environmentId, generatedAt: now.toISOString(),
       sections: await gatherSections(trx, environmentId, request.userId),
     };
-    await requests.markReady(environmentId, request.id, archive as unknown as JsonObject, now, new Date(now.getTime() + EXPORT_LINK_DAYS * DAY_MS));
+    const expiresAt = new Date(now.getTime() + EXPORT_LINK_DAYS * DAY_MS);
+    await requests.markReady(environmentId, request.id, archive as unknown as JsonObject, now, expiresAt);
+    await mailExportReady(trx, environmentId, archive.sections.user as ExportedUser | null, expiresAt);
     await record(trx, environmentId, 'data_request.completed', request.userId, request.id, JOB_CALLER, { type: 'export' });
   };
 

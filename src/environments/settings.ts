@@ -119,6 +119,11 @@ export function invitationSignUpUrl(env: { frontendHost: string; settings: Envir
   return env.settings.hostedPages.enabled ? `${frontendUrl(env.frontendHost)}${HOSTED_ACCEPT_INVITATION_PATH}` : undefined;
 }
 
+/** The hosted account page of a user's data requests, where a ready export is downloaded; undefined while the hosted pages are off. */
+export function hostedAccountDataUrl(env: { frontendHost: string; settings: EnvironmentSettings }): string | undefined {
+  return env.settings.hostedPages.enabled ? `${frontendUrl(env.frontendHost)}/account/data` : undefined;
+}
+
 /** The hosted page that lets the invitee of an organization sign in or up, then join. */
 export const HOSTED_ACCEPT_ORGANIZATION_INVITATION_PATH = '/accept-organization-invitation';
 

@@ -59,6 +59,24 @@ describe('data exports: POST /_svc/me/data-requests {type: "export"} and the dow
     expect((await eventsOf(t, env, 'data_request.completed')).map((e) => [e.actor_type, e.metadata, e.producer])).toEqual([['system', { type: 'export' }, { type: 'gatehouse', via: 'job' }]]);
   });
 
+  it('mails the user that the export is ready, in their language, linking the hosted data page, only once the archive exists', async () => {
+    const env = await t.given.environment();
+    const user = await t.given.user(env);
+    await t.server(env).patch(`/users/${user.id}`, { locale: 'da' });
+    const session = await t.given.session(env, user);
+    await requested(t, env, session, 'export');
+    expect(await t.outbox(env, user.email!)).toEqual([]);
+
+    await t.app.runJobs();
+
+    const [mail, ...more] = await t.outbox(env, user.email!);
+    expect(more).toEqual([]);
+    expect(mail.subject).toBe(`Din dataeksport fra ${env.name} er klar`);
+    expect(mail.text).toContain('Eksporten af dine data hos');
+    expect(mail.text).toContain(`Åbn dine data:\nhttp://${env.frontendHost}/account/data`);
+    expect(mail.html).toContain(`href="http://${env.frontendHost}/account/data"`);
+  });
+
   it("lists invitations to any of the user's addresses, secondary ones included, and no other", async () => {
     const env = await t.given.environment({ signUpUrl: 'https://app.example.com/sign-up' });
     const user = await t.given.user(env);

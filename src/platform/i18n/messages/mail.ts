@@ -22,6 +22,10 @@ export const en = {
   'mail.passwordReset.intro': 'The password of your {product} account {email} was changed at {time} with a reset code sent to this address, and every session was signed out.',
   'mail.passwordReset.outro': 'If you did not do this, ask for a new reset code at once and tell your administrator.',
 
+  'mail.dataExportReady.subject': 'Your {product} data export is ready',
+  'mail.dataExportReady.intro': 'The export of your {product} data that you asked for is ready. You can download it until {expires}.',
+  'mail.dataExportReady.outro': 'If you did not ask for it, change your password and tell your administrator.',
+  'mail.dataExportReady.action': 'Open your data',
   'mail.passwordChanged.subject': 'Your password was changed',
   'mail.passwordChanged.intro': 'The password of your {product} account {email} was changed at {time} from a signed-in session.',
   'mail.passwordChanged.outro': 'If you did not do this, reset your password at once and tell your administrator.',
@@ -65,6 +69,10 @@ export const da: Record<keyof typeof en, string> = {
   'mail.passwordReset.intro': 'Adgangskoden til din konto {email} hos {product} blev ændret {time} med en nulstillingskode sendt til denne adresse, og alle sessioner blev logget ud.',
   'mail.passwordReset.outro': 'Hvis det ikke var dig, så bed straks om en ny nulstillingskode og giv din administrator besked.',
 
+  'mail.dataExportReady.subject': 'Din dataeksport fra {product} er klar',
+  'mail.dataExportReady.intro': 'Eksporten af dine data hos {product}, som du bad om, er klar. Du kan hente den indtil {expires}.',
+  'mail.dataExportReady.outro': 'Hvis du ikke har bedt om den, så skift din adgangskode og giv din administrator besked.',
+  'mail.dataExportReady.action': 'Åbn dine data',
   'mail.passwordChanged.subject': 'Din adgangskode er blevet ændret',
   'mail.passwordChanged.intro': 'Adgangskoden til din konto {email} hos {product} blev ændret {time} fra en session, der var logget ind.',
   'mail.passwordChanged.outro': 'Hvis det ikke var dig, så nulstil straks din adgangskode og giv din administrator besked.',
