@@ -1,6 +1,6 @@
 import { uuidv7 } from 'uuidv7';
 import { recordOwnEvent } from '../audit/service.js';
-import type { EnvironmentsService } from '../environments/service.js';
+import { environmentIn, type EnvironmentsService } from '../environments/service.js';
 import { systemCaller, type Caller } from '../platform/caller.js';
 import type { Clock } from '../platform/clock.js';
 import { inTransaction, type Db } from '../platform/db/database.js';
@@ -55,7 +55,7 @@ export function createDataRequestsService({ db, clock, environments, mailer, wak
    */
   async function mailExportReady(trx: Db, environmentId: string, user: ExportedUser | null, expiresAt: Date) {
     if (!user?.email) return;
-    const env = await environments.record(environmentId);
+    const env = await environmentIn(trx, environmentId);
     const locale = pickLocale({ user: user.locale });
     const page = hostedAccountDataUrl(env);
     await mailer.send(environmentId, composeMail({

@@ -249,6 +249,13 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
   };
 }
 export type EnvironmentsService = ReturnType<typeof createEnvironmentsService>;
+
+/** The environment's record read in the caller's transaction (a job's), where the cache's own connection must not be waited for. */
+export async function environmentIn(trx: Db, id: string): Promise<EnvironmentRecord> {
+  const env = await createEnvironmentsStore(trx).find(id);
+  if (!env) throw environmentNotFound();
+  return env;
+}
 export type { EnvironmentRecord };
 /** What a client-plane flow needs of its environment; the client plane's resolved environment is one. */
 export type EnvironmentContext = Pick<EnvironmentRecord, 'id' | 'settings'>;
