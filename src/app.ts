@@ -188,7 +188,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   const outbox = createOutboxStore(db);
   const account = createAccountService({ db, clock, limiter, mailer, sealer, users });
-  const emailAddresses = createEmailAddressesService({ db, clock, mailer, limiter, users, environments });
+  const emailAddresses = createEmailAddressesService({ db, clock, mailer, limiter, users });
   // The job queue's worker; it is created before the services that queue jobs so they can wake it.
   const jobHandlers: Parameters<typeof createJobWorker>[0]['handlers'] = {};
   const jobWorker = createJobWorker({ db, clock, log: app.log, notifications: options.notifications, handlers: jobHandlers, options: { ...JOB_WORKER_DEFAULTS, ...options.jobs } });

@@ -6,7 +6,7 @@ import type { Clock } from '../platform/clock.js';
 import { randomCode, sha256 } from '../platform/crypto/tokens.js';
 import { inTransaction, type Db } from '../platform/db/database.js';
 import { rateLimited } from '../platform/http/problems.js';
-import type { EnvironmentsService } from '../environments/service.js';
+import { environmentIn } from '../environments/service.js';
 import { mailBrand } from '../environments/settings.js';
 import { pickLocale } from '../platform/i18n/locale.js';
 import type { Mailer } from '../platform/mail/mailer.js';
@@ -23,7 +23,6 @@ import { createEmailAddressesStore } from './store.js';
 export interface EmailAddressesDeps {
   db: Db; clock: Clock; mailer: Mailer; limiter: RateLimiter;
   users: Pick<UsersService, 'get'>;
-  environments: Pick<EnvironmentsService, 'record'>;
 }
 
 /** The primary included; enough for work, school and personal addresses with room to move between them. */
@@ -40,7 +39,7 @@ const CODE_FAILURES_PER_USER = { max: 10, windowSeconds: 86_400 };
 const codeHash = (addressId: string, code: string) => sha256(`email_address:${addressId}:${code}`);
 
 /** The signed-in user's email addresses (client plane), and a user's list for the Server API. */
-export function createEmailAddressesService({ db, clock, mailer, limiter, users, environments }: EmailAddressesDeps) {
+export function createEmailAddressesService({ db, clock, mailer, limiter, users }: EmailAddressesDeps) {
   const addresses = createEmailAddressesStore(db);
 
   async function throttle(environmentId: string, bucket: string, limit: Limit) {
@@ -67,7 +66,7 @@ export function createEmailAddressesService({ db, clock, mailer, limiter, users,
 
   /** The code goes to the new address in the user's language: the address is theirs to add. */
   async function mailCode(trx: Db, environmentId: string, user: User, email: string, code: string) {
-    const env = await environments.record(environmentId);
+    const env = await environmentIn(trx, environmentId);
     return mailer.send(environmentId, composeMail({
       to: email, kind: 'emailAddressCode', locale: pickLocale({ user: user.locale }), brand: mailBrand(env), code, values: { email },
     }), trx);
