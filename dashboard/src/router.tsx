@@ -1,9 +1,16 @@
 import type { QueryClient } from '@tanstack/react-query';
 import { createRootRouteWithContext, createRoute, createRouter, Outlet, redirect } from '@tanstack/react-router';
 import { operatorQuery } from './queries.js';
+import { AuditEventScreen } from './screens/audit-event.js';
+import { AuditLogScreen } from './screens/audit-log.js';
+import { EnvironmentSettingsScreen } from './screens/environment-settings.js';
 import { EnvironmentsScreen } from './screens/environments.js';
+import { InvitationsScreen } from './screens/invitations.js';
 import { Layout } from './screens/layout.js';
 import { NotFoundScreen } from './screens/not-found.js';
+import { OrganizationScreen } from './screens/organization.js';
+import { OrganizationsScreen } from './screens/organizations.js';
+import { OutboxScreen } from './screens/outbox.js';
 import { SetPasswordScreen } from './screens/set-password.js';
 import { SignInScreen } from './screens/sign-in.js';
 import { UserScreen } from './screens/user.js';
@@ -47,7 +54,21 @@ const usersRoute = createRoute({
 
 const userRoute = createRoute({ getParentRoute: () => signedInRoute, path: 'environments/$environmentId/users/$userId', component: UserScreen });
 
-const routeTree = rootRoute.addChildren([signInRoute, setPasswordRoute, signedInRoute.addChildren([homeRoute, environmentsRoute, usersRoute, userRoute])]);
+/** Every screen of one environment lives under its id, so each is a deep link. */
+const inEnvironment = (path: string) => `environments/$environmentId/${path}` as const;
+
+const settingsRoute = createRoute({ getParentRoute: () => signedInRoute, path: inEnvironment('settings'), component: EnvironmentSettingsScreen });
+const organizationsRoute = createRoute({ getParentRoute: () => signedInRoute, path: inEnvironment('organizations'), component: OrganizationsScreen });
+const organizationRoute = createRoute({ getParentRoute: () => signedInRoute, path: inEnvironment('organizations/$organizationId'), component: OrganizationScreen });
+const invitationsRoute = createRoute({ getParentRoute: () => signedInRoute, path: inEnvironment('invitations'), component: InvitationsScreen });
+const auditLogRoute = createRoute({ getParentRoute: () => signedInRoute, path: inEnvironment('audit-log'), component: AuditLogScreen });
+const auditEventRoute = createRoute({ getParentRoute: () => signedInRoute, path: inEnvironment('audit-log/$eventId'), component: AuditEventScreen });
+const outboxRoute = createRoute({ getParentRoute: () => signedInRoute, path: inEnvironment('outbox'), component: OutboxScreen });
+
+const routeTree = rootRoute.addChildren([signInRoute, setPasswordRoute, signedInRoute.addChildren([
+  homeRoute, environmentsRoute, usersRoute, userRoute, settingsRoute, organizationsRoute, organizationRoute,
+  invitationsRoute, auditLogRoute, auditEventRoute, outboxRoute,
+])]);
 
 export function createDashboardRouter(queryClient: QueryClient) {
   return createRouter({ routeTree, basepath: '/dashboard', context: { queryClient }, defaultPreload: 'intent', scrollRestoration: true });

@@ -30,7 +30,14 @@ export function Layout() {
           <ul>
             <li><Link to="/environments" activeOptions={{ exact: true }}>Environments</Link></li>
             {environmentId && (
-              <li><Link to="/environments/$environmentId/users" params={{ environmentId }}>Users</Link></li>
+              <>
+                <li><Link to="/environments/$environmentId/users" params={{ environmentId }}>Users</Link></li>
+                <li><Link to="/environments/$environmentId/organizations" params={{ environmentId }}>Organizations</Link></li>
+                <li><Link to="/environments/$environmentId/invitations" params={{ environmentId }}>Invitations</Link></li>
+                <li><Link to="/environments/$environmentId/audit-log" params={{ environmentId }}>Audit log</Link></li>
+                <li><Link to="/environments/$environmentId/outbox" params={{ environmentId }}>Mail outbox</Link></li>
+                <li><Link to="/environments/$environmentId/settings" params={{ environmentId }}>Settings</Link></li>
+              </>
             )}
           </ul>
         </nav>
