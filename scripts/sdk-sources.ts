@@ -54,11 +54,25 @@ export type OperationId = keyof typeof OPERATIONS;
 `;
 }
 
+/**
+ * The JSON Schema of an environment's settings, as the admin API validates them (PATCH
+ * /api/admin/v1/environments/{id}): what a settings form is generated from (the operator dashboard's is).
+ */
+function settingsSchemaSource(doc: Document & { components?: { schemas?: Record<string, unknown> } }): string {
+  const schema = doc.components?.schemas?.EnvironmentSettings;
+  if (!schema || JSON.stringify(schema).includes('"$ref"')) throw new Error('EnvironmentSettings must be a self-contained schema in components.schemas');
+  return `// Generated from openapi.json by npm run openapi (scripts/sdk-sources.ts). Do not edit.
+/** The JSON Schema of an environment's settings (EnvironmentSettings), as \`updateEnvironment\` validates them; generate a settings form from it. */
+export const environmentSettingsSchema = ${JSON.stringify(schema, null, 2)} as const;
+`;
+}
+
 /** File path (relative to packages/sdk) to content. */
 export async function sdkSources(doc: Document): Promise<Record<string, string>> {
   return {
     'openapi.json': `${JSON.stringify(doc, null, 2)}\n`,
     'src/generated/schema.ts': COMMENT_HEADER + astToString(await openapiTS(doc as never, { silent: true })),
     'src/generated/operations.ts': operationsSource(doc),
+    'src/generated/settings-schema.ts': settingsSchemaSource(doc),
   };
 }

@@ -4,7 +4,7 @@ import { NoContent, noContent } from '../platform/http/common-schemas.js';
 import { adminCaller } from '../platform/http/planes.js';
 import {
   AllowedOrigins, EscapeHatchOrigins, CreatedEnvironment, CreatedSecretKey, CreateEnvironmentBody, Environment, EnvironmentList,
-  EnvironmentParams, KeyParams, Outbox, OutboxQuery, PublicEnvironment, UpdateEnvironmentBody,
+  EnvironmentParams, KeyParams, Outbox, OutboxQuery, PublicEnvironment, SecretKeyList, UpdateEnvironmentBody,
 } from './schemas.js';
 import type { EnvironmentsService } from './service.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -26,6 +26,8 @@ export function environmentsAdminRoutes(deps: { environments: EnvironmentsServic
       (req) => environments.update(req.params.id, req.body));
     app.post('/environments/:id/secret-keys', { schema: { operationId: 'createSecretKey', summary: 'Issue another secret key', tags, params: EnvironmentParams, response: { 201: CreatedSecretKey } } },
       async (req, reply) => reply.code(201).send(await environments.createSecretKey(req.params.id, adminCaller(req))));
+    app.get('/environments/:id/secret-keys', { schema: { operationId: 'listSecretKeys', summary: "List the environment's secret keys (hints only, never the keys)", tags, params: EnvironmentParams, response: { 200: SecretKeyList } } },
+      (req) => environments.listSecretKeys(req.params.id));
     app.delete('/secret-keys/:keyId', { schema: { operationId: 'revokeSecretKey', summary: 'Revoke a secret key', tags, params: KeyParams, response: { 204: NoContent } } },
       async (req, reply) => { await environments.revokeSecretKey(req.params.keyId, adminCaller(req)); return noContent(reply); });
     app.get('/environments/:id/outbox', { schema: { operationId: 'readOutbox', summary: 'Read the mail outbox', tags, params: EnvironmentParams, querystring: OutboxQuery, response: { 200: Outbox } } },

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { DateTime, Email, Uuid } from '../platform/http/common-schemas.js';
+import { DateTime, Email, Nullable, Uuid } from '../platform/http/common-schemas.js';
 import { EnvironmentSettings } from './settings.js';
 
 const FrontendHost = Type.String({
@@ -39,6 +39,15 @@ export type CreatedEnvironment = Static<typeof CreatedEnvironment>;
 export const EnvironmentParams = Type.Object({ id: Uuid }, { additionalProperties: false });
 export const KeyParams = Type.Object({ keyId: Uuid }, { additionalProperties: false });
 export const CreatedSecretKey = Type.Object({ id: Uuid, secretKey: Type.String() });
+
+export const SecretKeySummary = Type.Object({
+  id: Uuid,
+  hint: Nullable(Type.String({ description: 'The key\'s last four characters as "sk_…abcd", to tell keys apart; null for a key issued before hints were kept.' })),
+  createdAt: DateTime,
+  revokedAt: Nullable(DateTime),
+}, { title: 'SecretKeySummary', description: 'A secret key as listed: never the key itself nor its hash.' });
+export const SecretKeyList = Type.Object({ items: Type.Array(SecretKeySummary) });
+export type SecretKeyList = Static<typeof SecretKeyList>;
 
 export const OutboxQuery = Type.Object({ to: Type.Optional(Email) }, { additionalProperties: false });
 export const OutboxMessage = Type.Object({

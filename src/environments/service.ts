@@ -9,7 +9,7 @@ import { deepMerge, type JsonObject } from '../platform/json.js';
 import { ProblemError } from '../platform/http/problem.js';
 import { environmentNotFound, frontendHostTaken, invalidOrigins, invalidSettings, secretKeyNotFound } from './errors.js';
 import { normalizeOrigin } from './origins.js';
-import type { CreateEnvironmentBody, CreatedEnvironment, Environment, PublicEnvironment, UpdateEnvironmentBody } from './schemas.js';
+import type { CreateEnvironmentBody, CreatedEnvironment, Environment, PublicEnvironment, SecretKeyList, UpdateEnvironmentBody } from './schemas.js';
 import { resolveSettings, rpIdFits, settingsErrors, type EnvironmentSettings } from './settings.js';
 import { createEnvironmentsStore, createSecretKeysStore, type EnvironmentRecord } from './store.js';
 import { escapeHatchOrigins } from '../platform/http/planes.js';
@@ -95,7 +95,7 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
   async function issueKey(trx: Db, environmentId: string, by: Caller) {
     const secretKey = randomToken('sk_');
     const now = clock.now();
-    const key = await createSecretKeysStore(trx).insert(environmentId, sha256(secretKey), now);
+    const key = await createSecretKeysStore(trx).insert(environmentId, sha256(secretKey), secretKey.slice(-4), now);
     await recordOwnEvent(trx, environmentId, { action: 'secret_key.created', ...by, targets: [{ type: 'secret_key', id: key.id }] }, now);
     return { id: key.id, secretKey };
   }
@@ -187,6 +187,17 @@ export function createEnvironmentsService({ db, clock, defaultFrontendPort, noti
     async createSecretKey(environmentId: string, by: Caller) {
       if ((await environments.find(environmentId))?.reserved !== null) throw environmentNotFound();
       return inTransaction(db, (trx) => issueKey(trx, environmentId, by));
+    },
+    /** The environment's secret keys, newest first, each with its hint (never the key or its hash). */
+    async listSecretKeys(environmentId: string): Promise<SecretKeyList> {
+      await customerRecord(environmentId);
+      const rows = await keys.listByEnvironment(environmentId);
+      return {
+        items: rows.map((row) => ({
+          id: row.id, hint: row.hint === null ? null : `sk_…${row.hint}`,
+          createdAt: row.created_at.toISOString(), revokedAt: row.revoked_at?.toISOString() ?? null,
+        })),
+      };
     },
     /** Revokes a key and records it in the same transaction; revoking it again answers the same and records nothing. */
     async revokeSecretKey(keyId: string, by: Caller) {

@@ -5,72 +5,84 @@ import { deepMerge, type JsonObject } from '../platform/json.js';
 import type { MailBrand } from '../platform/mail/render.js';
 import { frontendUrl, isSafeAbsoluteUrl } from './origins.js';
 
-const Url = Type.String({ format: 'uri', maxLength: 2048 });
 // Upper bounds keep every value inside what the database columns and dates can hold.
 const TEN_YEARS_SECONDS = 315_360_000;
-const Seconds = Type.Integer({ minimum: 1, maximum: TEN_YEARS_SECONDS });
-const Count = (minimum: number) => Type.Integer({ minimum, maximum: 1_000_000 });
 /**
  * A week at least: an idempotency key (kept a day) never outlives its event, and a feed reader that was
  * away for a weekend misses nothing. A hundred years at most (null keeps events for good).
  */
 export const AUDIT_RETENTION_DAYS = { min: 7, max: 36_500 };
 
+/** A setting's help text: the dashboard's settings form (generated from this schema) shows it under the field. */
+const about = (description: string) => ({ description });
+
 export const EnvironmentSettings = Type.Object({
-  signUpUrl: Nullable(Url),
-  invitationAcceptUrl: Nullable(Url),
-  impersonationLandingUrl: Nullable(Url),
-  impersonationEnabled: Type.Boolean(),
-  impersonationSessionLifetimeSeconds: Type.Integer({ minimum: 60, maximum: 86_400 }),
-  plan: Type.Object({ impersonation: Type.Boolean(), impersonationQuotaPerMonth: Count(0) }, { additionalProperties: false }),
-  requiredFields: Type.Array(Type.Union([Type.Literal('email'), Type.Literal('name')]), { uniqueItems: true }),
+  signUpUrl: Nullable(Type.String({ format: 'uri', maxLength: 2048, ...about('Your sign-up page, linked from environment invitation mails; null links to the hosted pages while they are on.') })),
+  invitationAcceptUrl: Nullable(Type.String({ format: 'uri', maxLength: 2048, ...about('Your page that accepts organization invitations; null links to the hosted pages while they are on.') })),
+  impersonationLandingUrl: Nullable(Type.String({ format: 'uri', maxLength: 2048, ...about('Where an impersonation link lands in your app.') })),
+  impersonationEnabled: Type.Boolean(about('Whether operators and support staff may impersonate users.')),
+  impersonationSessionLifetimeSeconds: Type.Integer({ minimum: 60, maximum: 86_400, ...about('How long an impersonation session lasts, in seconds.') }),
+  plan: Type.Object({
+    impersonation: Type.Boolean(about('Whether the plan includes impersonation.')),
+    impersonationQuotaPerMonth: Type.Integer({ minimum: 0, maximum: 1_000_000, ...about('Impersonations allowed per calendar month, shared with the dashboard.') }),
+  }, { additionalProperties: false, ...about('What the environment\'s plan includes.') }),
+  requiredFields: Type.Array(Type.Union([Type.Literal('email'), Type.Literal('name')]), { uniqueItems: true, ...about('The fields a user must give to sign up.') }),
   passwordPolicy: Type.Object({
-    minLength: Type.Integer({ minimum: 8, maximum: 256 }),
-    maxLength: Type.Integer({ minimum: 8, maximum: 256 }),
-  }, { additionalProperties: false }),
-  invitationRateLimitPerHour: Count(0),
-  auditLogEnabled: Type.Boolean(),
-  auditRetentionDays: Nullable(Type.Integer({ minimum: AUDIT_RETENTION_DAYS.min, maximum: AUDIT_RETENTION_DAYS.max })),
-  emailVerificationRequired: Type.Boolean(),
+    minLength: Type.Integer({ minimum: 8, maximum: 256, ...about('Fewest characters a password may have.') }),
+    maxLength: Type.Integer({ minimum: 8, maximum: 256, ...about('Most characters a password may have.') }),
+  }, { additionalProperties: false, ...about('Password length rules, for users and operators alike.') }),
+  invitationRateLimitPerHour: Type.Integer({ minimum: 0, maximum: 1_000_000, ...about('Invitations the environment may send per hour.') }),
+  auditLogEnabled: Type.Boolean(about('Whether the environment records audit events.')),
+  auditRetentionDays: Nullable(Type.Integer({
+    minimum: AUDIT_RETENTION_DAYS.min, maximum: AUDIT_RETENTION_DAYS.max, ...about('Days audit events are kept; null keeps them for good.'),
+  })),
+  emailVerificationRequired: Type.Boolean(about('Whether a new user must verify their email address before signing in.')),
   /** Days an erasure request waits (and can be cancelled) before it runs; 0 runs it at once. */
-  dataErasureGraceDays: Type.Integer({ minimum: 0, maximum: 365 }),
-  enumerationProtection: Type.Boolean(),
-  oauthLinkVerifiedEmails: Type.Boolean(),
-  selfDeletionEnabled: Type.Boolean(),
+  dataErasureGraceDays: Type.Integer({ minimum: 0, maximum: 365, ...about('Days an erasure request waits (and can be cancelled) before it runs; 0 runs it at once.') }),
+  enumerationProtection: Type.Boolean(about('Answer sign-in, sign-up and reset the same way whether or not the email is known.')),
+  oauthLinkVerifiedEmails: Type.Boolean(about('Link an external sign-in to the user with the same verified email.')),
+  selfDeletionEnabled: Type.Boolean(about('Whether users may delete their own account.')),
   mfa: Type.Object({
-    policy: Type.Union([Type.Literal('off'), Type.Literal('optional'), Type.Literal('required')]),
-  }, { additionalProperties: false }),
+    policy: Type.Union([Type.Literal('off'), Type.Literal('optional'), Type.Literal('required')], about('off: no second factors; optional: users may enrol one; required: every user must.')),
+  }, { additionalProperties: false, ...about('Second factors (TOTP and backup codes).') }),
   passkeys: Type.Object({
-    enabled: Type.Boolean(),
+    enabled: Type.Boolean(about('Whether users may sign in with passkeys.')),
     /** The WebAuthn RP ID when it is not the frontend host's name: that name or a parent domain of it (example.com for auth.example.com). */
-    rpId: Nullable(Type.String({ maxLength: 253, pattern: '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$' })),
-  }, { additionalProperties: false }),
+    rpId: Nullable(Type.String({
+      maxLength: 253, pattern: '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$',
+      ...about('The WebAuthn RP ID when it is not the frontend host\'s name: that name or a parent domain of it (example.com for auth.example.com).'),
+    })),
+  }, { additionalProperties: false, ...about('Passkeys (WebAuthn).') }),
   session: Type.Object({
-    idleTimeoutSeconds: Seconds, maxLifetimeSeconds: Seconds, jwtLifetimeSeconds: Type.Integer({ minimum: 1, maximum: 3600 }),
+    idleTimeoutSeconds: Type.Integer({ minimum: 1, maximum: TEN_YEARS_SECONDS, ...about('A session ends after this many seconds without use.') }),
+    maxLifetimeSeconds: Type.Integer({ minimum: 1, maximum: TEN_YEARS_SECONDS, ...about('A session ends this many seconds after it started, used or not.') }),
+    jwtLifetimeSeconds: Type.Integer({ minimum: 1, maximum: 3600, ...about('How long a session JWT is valid, in seconds.') }),
     /** The `aud` of the session JWTs (the API they are meant for); null leaves it out. */
-    jwtAudience: Nullable(Type.String({ minLength: 1, maxLength: 256 })),
-  }, { additionalProperties: false }),
+    jwtAudience: Nullable(Type.String({ minLength: 1, maxLength: 256, ...about('The aud of the session JWTs (the API they are meant for); null leaves it out.') })),
+  }, { additionalProperties: false, ...about('Session lifetimes and JWTs.') }),
   lockout: Type.Object({
-    maxFailedAttempts: Count(1), coolDownSeconds: Seconds,
-    ipMaxFailures: Count(1), ipWindowSeconds: Type.Integer({ minimum: 1, maximum: 86_400 }),
-  }, { additionalProperties: false }),
+    maxFailedAttempts: Type.Integer({ minimum: 1, maximum: 1_000_000, ...about('Wrong passwords in a row that lock an account.') }),
+    coolDownSeconds: Type.Integer({ minimum: 1, maximum: TEN_YEARS_SECONDS, ...about('How long a locked account stays locked, in seconds.') }),
+    ipMaxFailures: Type.Integer({ minimum: 1, maximum: 1_000_000, ...about('Failed sign-ins from one IP address within the window that block it.') }),
+    ipWindowSeconds: Type.Integer({ minimum: 1, maximum: 86_400, ...about('The window, in seconds, the IP address failures are counted in.') }),
+  }, { additionalProperties: false, ...about('Lockout after failed sign-ins.') }),
   /** The sign-in, sign-up and reset pages Gatehouse serves on the frontend host (contract §3e). */
   hostedPages: Type.Object({
-    enabled: Type.Boolean(),
+    enabled: Type.Boolean(about('Whether Gatehouse serves its sign-in, sign-up and account pages on the frontend host.')),
     /** Where a page sends the browser after a sign-in when the link names no redirect_url; null shows a "signed in" page. */
-    afterSignInUrl: Nullable(Url),
+    afterSignInUrl: Nullable(Type.String({ format: 'uri', maxLength: 2048, ...about('Where a page sends the browser after a sign-in when the link names no redirect_url; null shows a "signed in" page.') })),
     /** Where /sign-out sends the browser; null sends it to /sign-in. */
-    afterSignOutUrl: Nullable(Url),
+    afterSignOutUrl: Nullable(Type.String({ format: 'uri', maxLength: 2048, ...about('Where /sign-out sends the browser; null sends it to /sign-in.') })),
     /** The terms a visitor must accept to sign up on /sign-up (a required checkbox linking here); null asks for no consent. */
-    termsUrl: Nullable(Url),
+    termsUrl: Nullable(Type.String({ format: 'uri', maxLength: 2048, ...about('The terms a visitor must accept to sign up (a required checkbox linking here); null asks for no consent.') })),
     branding: Type.Object({
       /** Shown in page titles and headings; null shows the environment's name. */
-      productName: Nullable(Type.String({ minLength: 1, maxLength: 100 })),
-      logoUrl: Nullable(Url),
+      productName: Nullable(Type.String({ minLength: 1, maxLength: 100, ...about('Shown in page titles, headings and mails; null shows the environment\'s name.') })),
+      logoUrl: Nullable(Type.String({ format: 'uri', maxLength: 2048, ...about('The logo on the pages and in mails.') })),
       /** The buttons' colour, as #rrggbb; white text sits on it, so pick one dark enough (WCAG AA). */
-      primaryColor: Nullable(Type.String({ pattern: '^#[0-9a-fA-F]{6}$' })),
-    }, { additionalProperties: false }),
-  }, { additionalProperties: false }),
+      primaryColor: Nullable(Type.String({ pattern: '^#[0-9a-fA-F]{6}$', ...about('The buttons\' colour, as #rrggbb; white text sits on it, so pick one dark enough (WCAG AA).') })),
+    }, { additionalProperties: false, ...about('How the pages and mails look.') }),
+  }, { additionalProperties: false, ...about('The sign-in, sign-up and account pages Gatehouse serves on the frontend host.') }),
 }, { additionalProperties: false, title: 'EnvironmentSettings' });
 export type EnvironmentSettings = Static<typeof EnvironmentSettings>;
 

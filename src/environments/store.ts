@@ -70,8 +70,8 @@ const toEnvironment = (row: EnvironmentRow): EnvironmentRecord => ({
 
 export function createSecretKeysStore(db: Db) {
   return {
-    insert: (environmentId: string, keyHash: Buffer, now: Date) =>
-      db.insertInto('secret_keys').values({ environment_id: environmentId, id: uuidv7(), key_hash: keyHash, created_at: now })
+    insert: (environmentId: string, keyHash: Buffer, hint: string, now: Date) =>
+      db.insertInto('secret_keys').values({ environment_id: environmentId, id: uuidv7(), key_hash: keyHash, hint, created_at: now })
         .returning(['id', 'environment_id']).executeTakeFirstOrThrow(),
     findActiveByHash: (keyHash: Buffer) =>
       db.selectFrom('secret_keys').select(['id', 'environment_id']).where('key_hash', '=', keyHash)
@@ -82,5 +82,9 @@ export function createSecretKeysStore(db: Db) {
         .where('id', '=', keyId).where('revoked_at', 'is', null).returning(['id', 'environment_id']).executeTakeFirst(),
     find: (keyId: string) =>
       db.selectFrom('secret_keys').select(['id', 'environment_id']).where('id', '=', keyId).executeTakeFirst(),
+    /** The environment's keys, newest first, revoked ones too; never their hashes. */
+    listByEnvironment: (environmentId: string) =>
+      db.selectFrom('secret_keys').select(['id', 'hint', 'created_at', 'revoked_at']).where('environment_id', '=', environmentId)
+        .orderBy('id', 'desc').execute(),
   };
 }

@@ -3,6 +3,7 @@ export { createAdminClient, type AdminClient, type AdminClientOptions } from './
 export { createClientPlane, type ClientPlane, type ClientPlaneOptions } from './client-plane.js';
 export { GatehouseError, type FieldError } from './errors.js';
 export type { CallOptions, Input, Output, components } from './types.js';
+export { environmentSettingsSchema } from './generated/settings-schema.js';
 export {
   createSessionVerifier, sessionTokenOf, SESSION_JWT_COOKIE,
   type RequestLike, type SessionVerifier, type SessionVerifierOptions, type VerifiedSession,

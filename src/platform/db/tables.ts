@@ -11,6 +11,8 @@ export interface EnvironmentRow {
 
 export interface SecretKeyRow {
   environment_id: string; id: string; key_hash: Buffer; created_at: Date; revoked_at: Date | null;
+  /** The key's last four characters (NULL for keys issued before migration 0025). */
+  hint: string | null;
 }
 
 /** A user row as a sign-in's statement locks it: enough to start a session only while the user is active. */

@@ -70,6 +70,7 @@ export const OPERATIONS = {
   listOrganizationMembers: { plane: 'server', method: 'GET', path: '/api/server/v1/organizations/{organizationId}/members', pathParams: ["organizationId"], query: ["limit","cursor"], body: null, idempotencyKey: false, startsSession: false },
   listOrganizations: { plane: 'server', method: 'GET', path: '/api/server/v1/organizations', pathParams: [], query: ["limit","cursor","name"], body: null, idempotencyKey: false, startsSession: false },
   listRoleSets: { plane: 'admin', method: 'GET', path: '/api/admin/v1/environments/{id}/role-sets', pathParams: ["id"], query: [], body: null, idempotencyKey: false, startsSession: false },
+  listSecretKeys: { plane: 'admin', method: 'GET', path: '/api/admin/v1/environments/{id}/secret-keys', pathParams: ["id"], query: [], body: null, idempotencyKey: false, startsSession: false },
   listSignInProviders: { plane: 'client', method: 'GET', path: '/_svc/auth/oauth2/providers', pathParams: [], query: [], body: null, idempotencyKey: false, startsSession: false },
   listSigningKeys: { plane: 'admin', method: 'GET', path: '/api/admin/v1/environments/{id}/signing-keys', pathParams: ["id"], query: [], body: null, idempotencyKey: false, startsSession: false },
   listUserEmailAddresses: { plane: 'server', method: 'GET', path: '/api/server/v1/users/{userId}/email-addresses', pathParams: ["userId"], query: [], body: null, idempotencyKey: false, startsSession: false },

@@ -1923,7 +1923,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** List the environment's secret keys (hints only, never the keys) */
+        get: operations["listSecretKeys"];
         put?: never;
         /** Issue another secret key */
         post: operations["createSecretKey"];
@@ -2538,49 +2539,81 @@ export interface components {
             signUpUrl: string | null;
             invitationAcceptUrl: string | null;
             impersonationLandingUrl: string | null;
+            /** @description Whether operators and support staff may impersonate users. */
             impersonationEnabled: boolean;
+            /** @description How long an impersonation session lasts, in seconds. */
             impersonationSessionLifetimeSeconds: number;
+            /** @description What the environment's plan includes. */
             plan: {
+                /** @description Whether the plan includes impersonation. */
                 impersonation: boolean;
+                /** @description Impersonations allowed per calendar month, shared with the dashboard. */
                 impersonationQuotaPerMonth: number;
             };
+            /** @description The fields a user must give to sign up. */
             requiredFields: ("email" | "name")[];
+            /** @description Password length rules, for users and operators alike. */
             passwordPolicy: {
+                /** @description Fewest characters a password may have. */
                 minLength: number;
+                /** @description Most characters a password may have. */
                 maxLength: number;
             };
+            /** @description Invitations the environment may send per hour. */
             invitationRateLimitPerHour: number;
+            /** @description Whether the environment records audit events. */
             auditLogEnabled: boolean;
             auditRetentionDays: number | null;
+            /** @description Whether a new user must verify their email address before signing in. */
             emailVerificationRequired: boolean;
+            /** @description Days an erasure request waits (and can be cancelled) before it runs; 0 runs it at once. */
             dataErasureGraceDays: number;
+            /** @description Answer sign-in, sign-up and reset the same way whether or not the email is known. */
             enumerationProtection: boolean;
+            /** @description Link an external sign-in to the user with the same verified email. */
             oauthLinkVerifiedEmails: boolean;
+            /** @description Whether users may delete their own account. */
             selfDeletionEnabled: boolean;
+            /** @description Second factors (TOTP and backup codes). */
             mfa: {
+                /** @description off: no second factors; optional: users may enrol one; required: every user must. */
                 policy: "off" | "optional" | "required";
             };
+            /** @description Passkeys (WebAuthn). */
             passkeys: {
+                /** @description Whether users may sign in with passkeys. */
                 enabled: boolean;
                 rpId: string | null;
             };
+            /** @description Session lifetimes and JWTs. */
             session: {
+                /** @description A session ends after this many seconds without use. */
                 idleTimeoutSeconds: number;
+                /** @description A session ends this many seconds after it started, used or not. */
                 maxLifetimeSeconds: number;
+                /** @description How long a session JWT is valid, in seconds. */
                 jwtLifetimeSeconds: number;
                 jwtAudience: string | null;
             };
+            /** @description Lockout after failed sign-ins. */
             lockout: {
+                /** @description Wrong passwords in a row that lock an account. */
                 maxFailedAttempts: number;
+                /** @description How long a locked account stays locked, in seconds. */
                 coolDownSeconds: number;
+                /** @description Failed sign-ins from one IP address within the window that block it. */
                 ipMaxFailures: number;
+                /** @description The window, in seconds, the IP address failures are counted in. */
                 ipWindowSeconds: number;
             };
+            /** @description The sign-in, sign-up and account pages Gatehouse serves on the frontend host. */
             hostedPages: {
+                /** @description Whether Gatehouse serves its sign-in, sign-up and account pages on the frontend host. */
                 enabled: boolean;
                 afterSignInUrl: string | null;
                 afterSignOutUrl: string | null;
                 termsUrl: string | null;
+                /** @description How the pages and mails look. */
                 branding: {
                     productName: string | null;
                     logoUrl: string | null;
@@ -3121,6 +3154,18 @@ export interface components {
             }[];
             /** Format: date-time */
             createdAt: string;
+        };
+        /**
+         * SecretKeySummary
+         * @description A secret key as listed: never the key itself nor its hash.
+         */
+        SecretKeySummary: {
+            /** Format: uuid */
+            id: string;
+            hint: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            revokedAt: string | null;
         };
         /**
          * Session
@@ -9053,6 +9098,48 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Environment"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listSecretKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["SecretKeySummary"][];
+                    };
                 };
             };
             /** @description Error (RFC 9457) */

@@ -1,0 +1,32 @@
+import { useState } from 'react';
+
+/**
+ * A secret shown this once (a new secret key): read-only in a labelled field, a copy button, and the
+ * warning that it cannot be shown again. Dismissing it forgets it.
+ */
+export function SecretOnce({ label, secret, onDone }: { label: string; secret: string; onDone: () => void }) {
+  const [copied, setCopied] = useState('');
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(secret);
+      setCopied('Copied to the clipboard.');
+    } catch {
+      setCopied('The browser refused to copy: select the key and copy it yourself.');
+    }
+  };
+  return (
+    <div className="secret-once" role="region" aria-label={label}>
+      <p className="secret-warning"><strong>Copy this key now.</strong> It is shown only this once; Gatehouse keeps only its hash. Keep it on your backend, never in a browser.</p>
+      <label htmlFor="secret-once-value">{label}</label>
+      <div className="setting-input">
+        <input id="secret-once-value" readOnly value={secret} className="secret-value" onFocus={(event) => event.target.select()} />
+        <button type="button" onClick={() => void copy()}>Copy</button>
+      </div>
+      <p role="status">{copied}</p>
+      <button type="button" onClick={onDone}>I have copied it</button>
+    </div>
+  );
+}
+
+/** A date and time the way the operator's browser writes them, or a dash. */
+export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '—');
