@@ -195,6 +195,30 @@ describe.skipIf(!hasChromium)('the dashboard\'s organizations screens in a real 
     await context.close();
   });
 
+  it("shows the server's refusal to demote the last owner, and an unmailed invitation's token once when no accept page exists", async () => {
+    const quiet = (await t.admin.post('/environments', { name: `${tag}-quiet`, settings: { hostedPages: { enabled: false } } })).json() as TestEnv;
+    const owner = (await t.server(quiet).post('/users', { email: `owner-${tag}@example.com` })).json();
+    const org = (await t.server(quiet).post('/organizations', { name: 'Initech', createdBy: owner.id })).json();
+    const { context, page } = await signedInPage(`/environments/${quiet.id}/organizations/${org.id}`);
+    await expect.poll(() => heading(page, 'Initech').count()).toBe(1);
+
+    await page.getByLabel(`Role of owner-${tag}@example.com`, { exact: true }).selectOption('member');
+    await page.getByRole('button', { name: `Change role of owner-${tag}@example.com` }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('last_owner');
+    expect((await t.server(quiet).get(`/organizations/${org.id}/members`)).json().items.map((m: { role: string }) => m.role)).toEqual(['owner']);
+
+    const inviteForm = page.getByRole('form', { name: 'Invite by email' });
+    await inviteForm.getByLabel('Email', { exact: true }).fill(`bob-${tag}@example.com`);
+    await inviteForm.getByRole('button', { name: 'Send invitation' }).click();
+    const shown = page.getByRole('status').filter({ hasText: 'not mailed' });
+    await expect.poll(() => shown.count()).toBe(1);
+    expect(await shown.locator('code').textContent()).toMatch(/^orginv_[A-Za-z0-9_-]{43}$/);
+    expect(await t.outbox(quiet, `bob-${tag}@example.com`)).toEqual([]);
+    await expect.poll(() => page.getByRole('table', { name: 'Pending invitations' }).locator('tbody tr').count()).toBe(1);
+    expect(await accessibilityProblems(page)).toEqual([]);
+    await context.close();
+  });
+
   it('shows a missing organization as the problem the Server API answered', async () => {
     const { context, page } = await signedInPage(`/environments/${env.id}/organizations/0193e0a0-0000-7000-8000-00000000dead`);
     await expect.poll(() => page.getByRole('alert').textContent()).toContain('organization_not_found');
