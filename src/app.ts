@@ -36,7 +36,7 @@ import { createEmailAddressesService } from './email-addresses/service.js';
 import { allowedOriginsServerRoutes, environmentClientRoutes, environmentsAdminRoutes } from './environments/routes.js';
 import { adminTokenMatches, createEnvironmentsService } from './environments/service.js';
 import { invitationsServerRoutes } from './invitations/routes.js';
-import { organizationInvitationsClientRoutes } from './organization-invitations/routes.js';
+import { organizationInvitationsClientRoutes, organizationInvitationsServerRoutes } from './organization-invitations/routes.js';
 import { createOrganizationInvitationsService } from './organization-invitations/service.js';
 import { createMemberActions } from './organizations/member-actions.js';
 import { organizationRoleSetsAdminRoutes, organizationsClientRoutes, organizationsServerRoutes } from './organizations/routes.js';
@@ -273,6 +273,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     allowedOriginsServerRoutes(environments),
     auditServerRoutes(audit),
     organizationsServerRoutes(organizations),
+    organizationInvitationsServerRoutes(organizationInvitations),
     impersonationServerRoutes(impersonation),
     sessionTokensServerRoutes(sessionTokens),
     oauthServerRoutes(oauth),

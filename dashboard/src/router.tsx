@@ -5,7 +5,7 @@ import { AuditEventScreen } from './screens/audit-event.js';
 import { AuditLogScreen } from './screens/audit-log.js';
 import { EnvironmentSettingsScreen } from './screens/environment-settings.js';
 import { EnvironmentsScreen } from './screens/environments.js';
-import { InvitationsScreen } from './screens/invitations.js';
+import { invitationStatus, InvitationsScreen, type InvitationStatusFilter } from './screens/invitations.js';
 import { Layout } from './screens/layout.js';
 import { NotFoundScreen } from './screens/not-found.js';
 import { OrganizationScreen } from './screens/organization.js';
@@ -55,12 +55,19 @@ const usersRoute = createRoute({
 const userRoute = createRoute({ getParentRoute: () => signedInRoute, path: 'environments/$environmentId/users/$userId', component: UserScreen });
 
 /** Every screen of one environment lives under its id, so each is a deep link. */
-const inEnvironment = (path: string) => `environments/$environmentId/${path}` as const;
+const inEnvironment = <P extends string>(path: P) => `environments/$environmentId/${path}` as const;
 
 const settingsRoute = createRoute({ getParentRoute: () => signedInRoute, path: inEnvironment('settings'), component: EnvironmentSettingsScreen });
-const organizationsRoute = createRoute({ getParentRoute: () => signedInRoute, path: inEnvironment('organizations'), component: OrganizationsScreen });
+const organizationsRoute = createRoute({
+  getParentRoute: () => signedInRoute, path: inEnvironment('organizations'), component: OrganizationsScreen,
+  validateSearch: (search: Record<string, unknown>): { name?: string; cursor?: string } => ({ name: text(search.name), cursor: text(search.cursor) }),
+});
 const organizationRoute = createRoute({ getParentRoute: () => signedInRoute, path: inEnvironment('organizations/$organizationId'), component: OrganizationScreen });
-const invitationsRoute = createRoute({ getParentRoute: () => signedInRoute, path: inEnvironment('invitations'), component: InvitationsScreen });
+const invitationsRoute = createRoute({
+  getParentRoute: () => signedInRoute, path: inEnvironment('invitations'), component: InvitationsScreen,
+  validateSearch: (search: Record<string, unknown>): { status?: InvitationStatusFilter; search?: string; cursor?: string } =>
+    ({ status: invitationStatus(search.status), search: text(search.search), cursor: text(search.cursor) }),
+});
 const auditLogRoute = createRoute({ getParentRoute: () => signedInRoute, path: inEnvironment('audit-log'), component: AuditLogScreen });
 const auditEventRoute = createRoute({ getParentRoute: () => signedInRoute, path: inEnvironment('audit-log/$eventId'), component: AuditEventScreen });
 const outboxRoute = createRoute({ getParentRoute: () => signedInRoute, path: inEnvironment('outbox'), component: OutboxScreen });

@@ -51,7 +51,7 @@ const recordInvitationEvent = (trx: Db, environmentId: string, action: string, o
 export interface OrganizationInvitationsDeps {
   db: Db; clock: Clock; mailer: Mailer; limiter: RateLimiter;
   environments: Pick<EnvironmentsService, 'record'>;
-  organizations: Pick<OrganizationsService, 'memberOf' | 'authorizeIn' | 'roleOf'>;
+  organizations: Pick<OrganizationsService, 'get' | 'memberOf' | 'authorizeIn' | 'roleOf'>;
   users: Pick<UsersService, 'get' | 'findCredentials'>;
 }
 
@@ -92,21 +92,25 @@ export function createOrganizationInvitationsService({ db, clock, mailer, limite
      * inviter's lacks, so only an owner invites an owner). The token is shown once; with the environment's
      * invitationAcceptUrl (or hosted page) a mail carries it, otherwise nothing is sent. A pending invitation of the same
      * email to the organization is replaced. The mail is in the invitee's language when the email has an
-     * account with one, else in `requestLocale` (the inviting request's Accept-Language).
+     * account with one, else in `requestLocale` (the inviting request's Accept-Language). A null inviter
+     * is the Server API (a backend or an operator): no membership is needed, and the invitation outlives
+     * any member.
      */
-    async create(environmentId: string, organizationId: string, inviterId: string, body: CreateOrganizationInvitationBody, by: Caller, requestLocale: Locale = 'en'): Promise<CreatedOrganizationInvitation> {
+    async create(environmentId: string, organizationId: string, inviterId: string | null, body: CreateOrganizationInvitationBody, by: Caller, requestLocale: Locale = 'en'): Promise<CreatedOrganizationInvitation> {
       const env = await environments.record(environmentId);
       const { settings } = env;
       const email = normalizeEmail(body.email);
       const token = randomToken('orginv_');
       const acceptUrl = organizationInvitationAcceptUrl(env);
       const inviteeLocale = acceptUrl ? (await users.findCredentials(environmentId, email))?.user.locale : undefined;
+      // A role set never changes, so the role checked before the transaction is still the set's inside it.
+      if (inviterId === null) await organizations.roleOf(environmentId, organizationId, body.role);
       const locale = isLocale(inviteeLocale) ? inviteeLocale : requestLocale;
       const invitation = await inTransaction(db, async (trx) => {
         // The inviter's role is read under the organization lock that role changes take: a demotion either
         // lands before this check or waits until the invitation is stored. A deleted organization is 404 here.
         const organization = await lockOrganization(trx, environmentId, organizationId);
-        await organizations.authorizeIn(trx, environmentId, organization, inviterId, 'invitations.invite', { grants: body.role });
+        if (inviterId !== null) await organizations.authorizeIn(trx, environmentId, organization, inviterId, 'invitations.invite', { grants: body.role });
         await countInvitation(trx, environmentId, settings.invitationRateLimitPerHour);
         const txStore = createOrganizationInvitationsStore(trx);
         const now = clock.now();
@@ -133,15 +137,20 @@ export function createOrganizationInvitationsService({ db, clock, mailer, limite
      * The pending invitations, for invitations:manage. A read, so it is authorized without the lock: a
      * demotion that lands just after the check only finds the list already shown.
      */
-    async listPending(environmentId: string, organizationId: string, userId: string, page: OrganizationPageQuery) {
-      authorize(await organizations.memberOf(environmentId, organizationId, userId), 'invitations.manage');
+    async listPending(environmentId: string, organizationId: string, userId: string | null, page: OrganizationPageQuery) {
+      if (userId === null) await organizations.get(environmentId, organizationId);
+      else authorize(await organizations.memberOf(environmentId, organizationId, userId), 'invitations.manage');
       return store.listPending(environmentId, organizationId, page, clock.now());
     },
 
-    /** PENDING → REVOKED (invitations:manage, checked under the organization lock); any other state is 409 with the current status. */
-    async revoke(environmentId: string, organizationId: string, userId: string, invitationId: string, by: Caller) {
+    /**
+     * PENDING → REVOKED (a member needs invitations:manage, checked under the organization lock; a null
+     * userId is the Server API); any other state is 409 with the current status.
+     */
+    async revoke(environmentId: string, organizationId: string, userId: string | null, invitationId: string, by: Caller) {
       const revoked = await inTransaction(db, async (trx) => {
-        await organizations.authorizeIn(trx, environmentId, await lockOrganization(trx, environmentId, organizationId), userId, 'invitations.manage');
+        const organization = await lockOrganization(trx, environmentId, organizationId);
+        if (userId !== null) await organizations.authorizeIn(trx, environmentId, organization, userId, 'invitations.manage');
         const done = await createOrganizationInvitationsStore(trx).revoke(environmentId, organizationId, invitationId, clock.now());
         if (done) await record(trx, environmentId, 'organization_invitation.revoked', organizationId, invitationId, by);
         return done;

@@ -7,7 +7,7 @@ import { UserParams } from '../users/schemas.js';
 import type { MemberActions } from './member-actions.js';
 import {
   AddMemberBody, ChangeRoleBody, CreateRoleSetBody, RoleSet, RoleSetParams, ClientCreateOrganizationBody, ClientMember, ClientOrganization, CreateOrganizationBody, ListOrganizationsQuery,
-  MemberParams, MetadataPatchBody, Organization, OrganizationMember, OrganizationPageQuery, OrganizationParams, UpdateOrganizationBody, UserOrganization,
+  MemberParams, MetadataPatchBody, Organization, OrganizationMember, OrganizationPageQuery, OrganizationParams, OrganizationRoles, UpdateOrganizationBody, UserOrganization,
 } from './schemas.js';
 import type { OrganizationsService } from './service.js';
 
@@ -27,6 +27,8 @@ export function organizationsServerRoutes(organizations: OrganizationsService): 
       (req) => organizations.get(req.environmentId, req.params.organizationId));
     app.patch('/organizations/:organizationId', { schema: { operationId: 'updateOrganization', summary: "Change an organization's name or slug", tags, params: OrganizationParams, body: UpdateOrganizationBody, response: { 200: Organization } } },
       (req) => organizations.update(req.environmentId, req.params.organizationId, req.body, serverCaller(req)));
+    app.get('/organizations/:organizationId/roles', { schema: { operationId: 'getOrganizationRoles', summary: "The roles an organization's members may hold, with their permissions", tags, params: OrganizationParams, response: { 200: OrganizationRoles } } },
+      (req) => organizations.rolesOf(req.environmentId, req.params.organizationId));
     app.patch('/organizations/:organizationId/metadata', { schema: { operationId: 'mergeOrganizationMetadata', summary: "Deep-merge an organization's metadata", tags, params: OrganizationParams, body: MetadataPatchBody, response: { 200: Organization } } },
       (req) => organizations.mergeMetadata(req.environmentId, req.params.organizationId, req.body, serverCaller(req)));
     app.delete('/organizations/:organizationId', { schema: { operationId: 'deleteOrganization', summary: 'Delete an organization and its memberships', tags, params: OrganizationParams, response: { 204: NoContent } } },

@@ -100,6 +100,12 @@ export const RoleSet = Type.Object({
   createdAt: DateTime,
 }, { title: 'RoleSet', additionalProperties: false, description: 'An organization role set: the roles organizations of the environment use, each with its permissions.' });
 
+/** The roles an organization's members may hold: its role set, or the default one (roleSetId null). */
+export const OrganizationRoles = Type.Object({
+  roleSetId: Nullable(Uuid), name: Type.String(),
+  roles: Type.Array(Type.Object({ ...roleFields, permissions: permissions() }, { additionalProperties: false })),
+}, { title: 'OrganizationRoles', additionalProperties: false, description: "The organization's role set (the default one when roleSetId is null): each role with its permissions." });
+
 export const CreateRoleSetBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 100 }),
   roles: Type.Array(Type.Object({

@@ -265,6 +265,12 @@ export function createOrganizationsService({ db, clock, users, environments }: O
         await record(trx, environmentId, 'organization_membership.metadata_updated', organizationId, by, { changedKeys: keysNamed(patch) }, userId);
         return updated;
       }),
+    /** The organization's role set (the default one without a roleSetId), each role with its permissions; 404 for an unknown organization. */
+    async rolesOf(environmentId: string, organizationId: string) {
+      const { roleSetId } = await existing(environmentId, organizationId);
+      const { name, roles } = await roleSetOf(store, environmentId, roleSetId);
+      return { roleSetId, name, roles };
+    },
     /** The role of the organization's set for a key: 404 for an unknown organization, 400 invalid_role. */
     async roleOf(environmentId: string, organizationId: string, key: string): Promise<Role> {
       return roleIn(await roleSetOf(store, environmentId, (await existing(environmentId, organizationId)).roleSetId), key);

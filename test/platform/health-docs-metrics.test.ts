@@ -172,6 +172,7 @@ describe('GET /openapi.json', () => {
     'POST /_svc/auth/sign-out',
     'POST /_svc/organizations/{organizationId}/leave',
     'POST /_svc/organizations/{organizationId}/invitations/{invitationId}/revoke',
+    'POST /api/server/v1/organizations/{organizationId}/invitations/{invitationId}/revoke',
     'POST /api/server/v1/impersonations/{impersonationId}/revoke',
     'POST /api/admin/v1/environments/{id}/signing-keys/rotate',
     'POST /_svc/sessions/current/token',

@@ -444,6 +444,23 @@ export interface paths {
         patch: operations["updateOrganization"];
         trace?: never;
     };
+    "/api/server/v1/organizations/{organizationId}/roles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The roles an organization's members may hold, with their permissions */
+        get: operations["getOrganizationRoles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/server/v1/organizations/{organizationId}/metadata": {
         parameters: {
             query?: never;
@@ -531,6 +548,47 @@ export interface paths {
         get: operations["listUserOrganizations"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/server/v1/organizations/{organizationId}/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the organization's pending invitations (ascending id; limit clamped to 1..100) */
+        get: operations["listOrganizationInvitations"];
+        put?: never;
+        /**
+         * Invite an email to the organization with a role
+         * @description Any role of the organization's role set, owner included (400 invalid_role otherwise); no inviting member, so the invitation stays valid whoever leaves. Mail, token, replacement, rate limit and expiry as on the client plane: the token is shown only here; with the environment's invitationAcceptUrl (else, hosted pages on, {frontend_url}/accept-organization-invitation) a mail links to it (emailDelivery `dispatched`), in the language of the invitee's account or else of the request's Accept-Language.
+         */
+        post: operations["createOrganizationInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/server/v1/organizations/{organizationId}/invitations/{invitationId}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke a pending organization invitation
+         * @description PENDING → REVOKED; any other state answers 409 invitation_not_pending naming it.
+         */
+        post: operations["revokeOrganizationInvitation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2956,6 +3014,21 @@ export interface components {
             joinedAt: string;
         };
         /**
+         * OrganizationRoles
+         * @description The organization's role set (the default one when roleSetId is null): each role with its permissions.
+         */
+        OrganizationRoles: {
+            roleSetId: string | null;
+            name: string;
+            roles: {
+                /** @description The role as members carry it: lower-case, e.g. `billing`. */
+                key: string;
+                /** @description Its display name, e.g. "Billing". */
+                name: string;
+                permissions: ("organization:update" | "organization:delete" | "members:manage" | "invitations:manage")[];
+            }[];
+        };
+        /**
          * Passkey
          * @description A discoverable WebAuthn credential of the user (only its public key is kept).
          */
@@ -5009,6 +5082,46 @@ export interface operations {
             };
         };
     };
+    getOrganizationRoles: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The organization's role set (the default one when roleSetId is null): each role with its permissions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationRoles"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     mergeOrganizationMetadata: {
         parameters: {
             query?: never;
@@ -5330,6 +5443,145 @@ export interface operations {
                         nextCursor: string | null;
                         hasMore: boolean;
                     };
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listOrganizationInvitations: {
+        parameters: {
+            query?: {
+                /** @description Page size; a value outside 1 to 100 is taken as the nearest bound. */
+                limit?: number;
+                /** @description The previous page's nextCursor. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the list: `items`, and while `hasMore` the `nextCursor` to pass as `cursor` for the next page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["OrganizationInvitation"][];
+                        nextCursor: string | null;
+                        hasMore: boolean;
+                    };
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createOrganizationInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: email */
+                    email: string;
+                    /** @description A role of the organization's role set: `owner`, `admin` or `member` by default. */
+                    role: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedOrganizationInvitation"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    revokeOrganizationInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+                invitationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An invitation to join an organization with a role. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationInvitation"];
                 };
             };
             /** @description Error (RFC 9457) */
