@@ -94,6 +94,13 @@ describe.skipIf(!hasChromium)('the users screen: one search by email, name or me
     await expect.poll(() => emailCells(page)).toEqual(['grace@example.com']);
     expect(params(page)).toEqual({ email: 'grace@' });
 
+    // "Show all users" clears the search: everyone again, from page 1.
+    await page.getByRole('button', { name: 'Show all users' }).click();
+    await expect.poll(() => page.locator('tbody tr').count()).toBe(PAGE_SIZE);
+    expect(params(page)).toEqual({});
+    expect(await page.getByLabel('Email contains').inputValue()).toBe('');
+    expect(await page.getByRole('button', { name: 'Show all users' }).count()).toBe(0);
+
     expect(foreign).toEqual([]);
     expect(refused).toEqual([]);
     await context.close();

@@ -112,6 +112,7 @@ export function UsersSearchForm({ search, onSearch }: { search: UsersSearch; onS
       <input id="users-search-text" name="q" type="search" defaultValue={active?.field === field ? active.value : ''} key={`${field}:${active?.value ?? ''}`}
         spellCheck={false} autoComplete="off" aria-describedby={metadata ? 'users-search-hint' : undefined} />
       <button type="submit">Search</button>
+      {active && <button type="button" onClick={() => { setField('email'); onSearch({}); }}>Show all users</button>}
       {metadata && (
         <p id="users-search-hint" className="muted users-search-hint">
           For example <code>plan = pro</code> or <code>onboarding.completed = true</code>: a dot names a nested key; the value is read as
