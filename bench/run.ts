@@ -32,6 +32,7 @@ const registry: Record<string, () => Promise<Bench>> = {
   'sdk-size': () => import('./sdk-size.js'),
   'sdk-verify': () => import('./sdk-verify.js'),
   'hosted-pages': () => import('./hosted-pages.js'),
+  dashboard: () => import('./dashboard.js'),
 };
 
 function usage(): string {

@@ -15,6 +15,7 @@ import { SetPasswordScreen } from './screens/set-password.js';
 import { SignInScreen } from './screens/sign-in.js';
 import { UserScreen } from './screens/user.js';
 import { UsersScreen } from './screens/users.js';
+import { validateUsersSearch } from './screens/users-search.js';
 
 const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
 
@@ -49,7 +50,7 @@ const environmentsRoute = createRoute({ getParentRoute: () => signedInRoute, pat
 
 const usersRoute = createRoute({
   getParentRoute: () => signedInRoute, path: 'environments/$environmentId/users', component: UsersScreen,
-  validateSearch: (search: Record<string, unknown>): { email?: string; cursor?: string } => ({ email: text(search.email), cursor: text(search.cursor) }),
+  validateSearch: validateUsersSearch,
 });
 
 const userRoute = createRoute({ getParentRoute: () => signedInRoute, path: 'environments/$environmentId/users/$userId', component: UserScreen });

@@ -20,9 +20,9 @@ export function usersServerRoutes(users: UsersService): FastifyPluginAsync {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     app.post('/users', { schema: { operationId: 'createUser', summary: 'Create a user', tags, body: CreateUserBody, response: { 201: User } } },
       async (req, reply) => reply.code(201).send(await users.create(req.environmentId, req.body, serverCaller(req))));
-    app.get('/users', { schema: { operationId: 'listUsers', summary: 'List users (filter by email substring and status)', tags, querystring: ListUsersQuery, response: { 200: Page(User) } } },
-      (req) => users.list(req.environmentId, { emailSearch: req.query.emailSearch, statuses: req.query.status }, req.query));
-    app.post('/users/search', { schema: { operationId: 'searchUsers', summary: 'Search users (email, statuses, metadata containment)', tags, querystring: PageQuery, body: SearchUsersBody, response: { 200: Page(User) } } },
+    app.get('/users', { schema: { operationId: 'listUsers', summary: 'List users (filter by email or name substring and status)', tags, querystring: ListUsersQuery, response: { 200: Page(User) } } },
+      (req) => users.list(req.environmentId, { emailSearch: req.query.emailSearch, nameSearch: req.query.nameSearch, statuses: req.query.status }, req.query));
+    app.post('/users/search', { schema: { operationId: 'searchUsers', summary: 'Search users (email, name, statuses, metadata containment)', tags, querystring: PageQuery, body: SearchUsersBody, response: { 200: Page(User) } } },
       (req) => users.list(req.environmentId, req.body, req.query));
     app.get('/users/:userId', { schema: { operationId: 'getUser', summary: 'Get a user', tags, params: UserParams, response: { 200: User } } },
       (req) => users.get(req.environmentId, req.params.userId));

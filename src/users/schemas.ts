@@ -90,15 +90,22 @@ const EmailSearch = Type.String({
   minLength: 1, maxLength: 320, pattern: '\\S', description: 'Case-insensitive literal substring of the email; not blank.',
 });
 
+const NameSearch = Type.String({
+  minLength: 1, maxLength: 200, pattern: '^[^\\n\\r]*\\S[^\\n\\r]*$',
+  description: 'Case-insensitive literal substring of the name, first name or last name (any of them); not blank, one line.',
+});
+
 export const ListUsersQuery = Type.Object({
   ...PageQuery.properties,
   emailSearch: Type.Optional(EmailSearch),
+  nameSearch: Type.Optional(NameSearch),
   status: Type.Optional(Type.Array(UserStatus, { description: 'Any of these statuses (repeat the parameter).' })),
 }, { additionalProperties: false });
 export type ListUsersQuery = Static<typeof ListUsersQuery>;
 
 export const SearchUsersBody = Type.Object({
   emailSearch: Type.Optional(NullableInput(EmailSearch)),
+  nameSearch: Type.Optional(NullableInput(NameSearch)),
   statuses: Type.Optional(Type.Array(UserStatus, { uniqueItems: true })),
   publicMetadata: Type.Optional(NullableInput(JsonObject)),
   privateMetadata: Type.Optional(NullableInput(JsonObject)),
@@ -107,6 +114,7 @@ export type SearchUsersBody = Static<typeof SearchUsersBody>;
 
 export interface UserFilter {
   emailSearch?: string | null;
+  nameSearch?: string | null;
   statuses?: UserStatus[];
   publicMetadata?: Record<string, unknown> | null;
   privateMetadata?: Record<string, unknown> | null;

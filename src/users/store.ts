@@ -98,6 +98,7 @@ export function createUsersStore(db: Db) {
       const matching = (statuses = filter.statuses) => {
         let query = db.selectFrom('users').selectAll().where('environment_id', '=', environmentId);
         if (filter.emailSearch) query = query.where(emailContains(filter.emailSearch));
+        if (filter.nameSearch) query = query.where(nameContains(filter.nameSearch));
         if (statuses?.length) query = query.where('status', 'in', statuses);
         if (filter.publicMetadata) query = query.where(sql<boolean>`public_metadata @> ${jsonb(filter.publicMetadata)}::jsonb`);
         if (filter.privateMetadata) query = query.where(sql<boolean>`private_metadata @> ${jsonb(filter.privateMetadata)}::jsonb`);
@@ -307,7 +308,7 @@ const signsIn = (environmentId: string, email: string) => sql<boolean>`(email = 
   where a.environment_id = ${environmentId}::uuid and a.email = ${email} and a.verified_at is not null and a.released_at is null))`;
 
 const byStatusesAlone = (filter: UserFilter) =>
-  (filter.statuses?.length ?? 0) > 1 && !filter.emailSearch && !filter.publicMetadata && !filter.privateMetadata;
+  (filter.statuses?.length ?? 0) > 1 && !filter.emailSearch && !filter.nameSearch && !filter.publicMetadata && !filter.privateMetadata;
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -349,11 +350,32 @@ const INDEXED_WORDS = 4;
  * enough for a trigram the index cannot narrow anything, and the search walks the users in id order.
  */
 export function emailContains(search: string) {
+  return containedIn(sql.ref('email'), search, search.toLowerCase());
+}
+
+/**
+ * The text a name search reads: the name, first and last name, lower-cased, one per line (a search is one
+ * line, so it never matches across two of them). The expression is exactly that of migration 0027's
+ * trigram index, which only an identical expression can use.
+ */
+export const NAME_TEXT = sql.raw<string>(`lower(coalesce(name, '') || E'\\n' || coalesce(first_name, '') || E'\\n' || coalesce(last_name, ''))`);
+
+/** A case-insensitive literal substring test on the name, first name or last name, by the index of 0027, as the email's (above). */
+export function nameContains(search: string) {
+  // PostgreSQL lower-cases the names, so it lower-cases the whole search too (their rules differ beyond ASCII).
+  return containedIn(NAME_TEXT, search, sql<string>`lower(${search})`);
+}
+
+/**
+ * `text` (an indexed, lower-cased expression) contains `search` literally, ignoring case: see emailContains.
+ * `lowered` is the whole search lower-cased as `text` is; the indexed words are ASCII, the same either way.
+ */
+function containedIn(text: RawBuilder<unknown> | ReturnType<typeof sql.ref>, search: string, lowered: string | RawBuilder<string>) {
   const needle = search.toLowerCase();
   const words = trigramWords(needle).slice(0, INDEXED_WORDS);
-  const like = (s: string) => sql<boolean>`email like ${containsPattern(s)} escape '\\'`;
+  const like = (s: string) => sql<boolean>`${text} like ${containsPattern(s)} escape '\\'`;
   if (words.length === 1 && words[0] === needle) return like(needle);
-  return sql<boolean>`${sql.join([...words.map(like), sql`strpos(email, ${needle}) > 0`], sql` and `)}`;
+  return sql<boolean>`${sql.join([...words.map(like), sql`strpos(${text}, ${lowered}) > 0`], sql` and `)}`;
 }
 
 /**

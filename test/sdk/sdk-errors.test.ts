@@ -30,7 +30,7 @@ describe('inputs the operation does not take', () => {
     const error = await caught(gatehouse.listUsers({ email: 'ada@example.com' } as never));
     expect(error).toBeInstanceOf(GatehouseError);
     expect(error).toMatchObject({ status: 0, code: 'unknown_input' });
-    expect(error.message).toBe('listUsers: unknown input `email` (it takes limit, cursor, emailSearch, status)');
+    expect(error.message).toBe('listUsers: unknown input `email` (it takes limit, cursor, emailSearch, nameSearch, status)');
     expect(recorder.sent).toEqual([]);
   });
 

@@ -1,43 +1,38 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { getRouteApi, Link } from '@tanstack/react-router';
-import type { FormEvent } from 'react';
-import { serverApi } from '../api/gatehouse.js';
 import { Page } from '../ui/page.js';
 import { Empty, Loading, ProblemMessage } from '../ui/states.js';
 import { StatusBadge } from '../ui/status.js';
+import { describeSearch, searchProblem, usersPage, UsersSearchForm } from './users-search.js';
 
 const route = getRouteApi('/signed-in/environments/$environmentId/users');
 const PAGE_SIZE = 25;
 
-/** Users of the environment: search by email, one page at a time by the server's cursor (the URL keeps both). */
+/** Users of the environment: search by email, name or metadata, one page at a time by the server's cursor (the URL keeps both). */
 export function UsersScreen() {
   const { environmentId } = route.useParams();
-  const { email, cursor } = route.useSearch();
+  const search = route.useSearch();
   const navigate = route.useNavigate();
+  const problem = searchProblem(search);
   const users = useQuery({
-    queryKey: ['users', environmentId, email ?? '', cursor ?? ''],
-    queryFn: ({ signal }) => serverApi(environmentId).listUsers({ emailSearch: email, cursor, limit: PAGE_SIZE }, { signal }),
+    queryKey: ['users', environmentId, search],
+    queryFn: ({ signal }) => usersPage(environmentId, search, PAGE_SIZE, signal),
     placeholderData: keepPreviousData,
+    enabled: !problem,
   });
-  const onSearch = (event: FormEvent<HTMLFormElement>) => {
-    event.preventDefault();
-    const typed = String(new FormData(event.currentTarget).get('email')).trim();
-    void navigate({ search: { email: typed || undefined, cursor: undefined } });
-  };
-  const page = users.data;
+  const page = problem ? undefined : users.data;
+  const described = describeSearch(search);
+  const { cursor, ...withoutCursor } = search;
   return (
     <Page title="Users">
-      <form role="search" onSubmit={onSearch} className="search">
-        <label htmlFor="email-search">Search by email</label>
-        <input id="email-search" name="email" type="search" defaultValue={email ?? ''} key={email ?? ''} />
-        <button type="submit">Search</button>
-      </form>
-      {users.isPending && <Loading what="users" />}
-      <ProblemMessage error={users.error} />
-      {page && page.items.length === 0 && <Empty>{email ? `No user's email contains “${email}”.` : 'This environment has no users yet.'}</Empty>}
+      <UsersSearchForm search={search} onSearch={(next) => void navigate({ search: next })} />
+      {problem && <p role="alert" className="problem">{problem}</p>}
+      {!problem && users.isPending && <Loading what="users" />}
+      <ProblemMessage error={problem ? null : users.error} />
+      {page && page.items.length === 0 && <Empty>{described ? `No user ${described}.` : 'This environment has no users yet.'}</Empty>}
       {page && page.items.length > 0 && (
         <table>
-          <caption className="visually-hidden">{email ? `Users whose email contains “${email}”` : 'Users'}</caption>
+          <caption className="visually-hidden">{described ? `Users ${described}` : 'Users'}</caption>
           <thead><tr><th scope="col">Email</th><th scope="col">Name</th><th scope="col">Status</th><th scope="col">Created</th></tr></thead>
           <tbody aria-busy={users.isFetching}>
             {page.items.map((user) => (
@@ -52,8 +47,8 @@ export function UsersScreen() {
         </table>
       )}
       <nav aria-label="Pages" className="pager">
-        {cursor && <Link from="/environments/$environmentId/users" search={{ email, cursor: undefined }}>First page</Link>}
-        {page?.hasMore && page.nextCursor && <Link from="/environments/$environmentId/users" search={{ email, cursor: page.nextCursor }}>Next page</Link>}
+        {cursor && <Link from="/environments/$environmentId/users" search={withoutCursor}>First page</Link>}
+        {page?.hasMore && page.nextCursor && <Link from="/environments/$environmentId/users" search={{ ...withoutCursor, cursor: page.nextCursor }}>Next page</Link>}
       </nav>
     </Page>
   );

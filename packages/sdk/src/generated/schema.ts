@@ -11,7 +11,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List users (filter by email substring and status) */
+        /** List users (filter by email or name substring and status) */
         get: operations["listUsers"];
         put?: never;
         /** Create a user */
@@ -31,7 +31,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Search users (email, statuses, metadata containment) */
+        /** Search users (email, name, statuses, metadata containment) */
         post: operations["searchUsers"];
         delete?: never;
         options?: never;
@@ -3463,6 +3463,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Case-insensitive literal substring of the email; not blank. */
                 emailSearch?: string;
+                /** @description Case-insensitive literal substring of the name, first name or last name (any of them); not blank, one line. */
+                nameSearch?: string;
                 /** @description Any of these statuses (repeat the parameter). */
                 status?: ("active" | "banned" | "deleted")[];
             };
@@ -3603,6 +3605,7 @@ export interface operations {
             content: {
                 "application/json": {
                     emailSearch?: null | string;
+                    nameSearch?: null | string;
                     statuses?: ("active" | "banned" | "deleted")[];
                     publicMetadata?: null | {
                         [key: string]: unknown;
