@@ -27,6 +27,7 @@ export function UsersScreen() {
   const page = users.data;
   return (
     <Page title="Users">
+      <p><Link to="/environments/$environmentId/users/new" params={{ environmentId }} className="button-link">Create user</Link></p>
       <form role="search" onSubmit={onSearch} className="search">
         <label htmlFor="email-search">Search by email</label>
         <input id="email-search" name="email" type="search" defaultValue={email ?? ''} key={email ?? ''} />
