@@ -67,9 +67,9 @@ export function Sessions({ environmentId, userId, deleted }: Props) {
           </tbody>
         </table>
       )}
-      {live.length > 0 && !deleted && (
+      {sessions.data && !deleted && (
         <div className="actions">
-          <ConfirmedAction label="Revoke all sessions" title="Revoke all of this user's sessions?"
+          <ConfirmedAction label="Revoke all sessions" disabled={live.length === 0} title="Revoke all of this user's sessions?"
             body={`All ${live.length} active session${live.length === 1 ? '' : 's'} end at once; the user is signed out everywhere.`}
             done="All sessions were revoked."
             run={async () => { await serverApi(environmentId).revokeUserSessions({ userId }); await refresh(); }} />
@@ -166,9 +166,9 @@ export function Factors({ environmentId, userId, deleted }: Props) {
           <p>{factors.data?.backupCodesRemaining} backup codes left.</p>
         </>
       )}
-      {enrolled.length > 0 && !deleted && (
+      {factors.data && !deleted && (
         <div className="actions">
-          <ConfirmedAction label="Reset factors" title="Reset this user's second factors?"
+          <ConfirmedAction label="Reset factors" disabled={enrolled.length === 0} title="Reset this user's second factors?"
             body="Every second factor and the backup codes are removed; the user signs in with their password alone until they enrol again."
             done="The second factors were reset."
             run={async () => { await serverApi(environmentId).resetUserFactors({ userId }); await queryClient.invalidateQueries({ queryKey: key }); }} />

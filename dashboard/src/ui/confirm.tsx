@@ -1,4 +1,4 @@
-import { useEffect, useRef, type ReactNode } from 'react';
+import { useEffect, useId, useRef, type ReactNode } from 'react';
 
 /**
  * A modal confirmation for a destructive action: the native dialog keeps focus inside it, Escape cancels,
@@ -8,6 +8,8 @@ export function ConfirmDialog({ open, title, children, confirmLabel, busy, onCon
   open: boolean; title: string; children: ReactNode; confirmLabel: string; busy: boolean; onConfirm: () => void; onCancel: () => void;
 }) {
   const dialog = useRef<HTMLDialogElement>(null);
+  // Its own id: a screen may hold several confirmations (ban, delete, revoke), each named by its own title.
+  const titleId = useId();
   useEffect(() => {
     const element = dialog.current;
     if (!element) return;
@@ -15,8 +17,8 @@ export function ConfirmDialog({ open, title, children, confirmLabel, busy, onCon
     if (!open && element.open) element.close();
   }, [open]);
   return (
-    <dialog ref={dialog} aria-labelledby="confirm-title" onCancel={(event) => { event.preventDefault(); onCancel(); }}>
-      <h2 id="confirm-title">{title}</h2>
+    <dialog ref={dialog} aria-labelledby={titleId} onCancel={(event) => { event.preventDefault(); onCancel(); }}>
+      <h2 id={titleId}>{title}</h2>
       {children}
       <div className="actions">
         <button type="button" autoFocus onClick={onCancel} disabled={busy}>Cancel</button>
