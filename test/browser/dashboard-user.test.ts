@@ -65,6 +65,8 @@ describe.skipIf(!hasChromium)('the dashboard\'s user screens in a real browser (
     await page.getByRole('link', { name: 'Create user' }).click();
     await expect.poll(() => heading(page, 'Create user').count(), poll).toBe(1);
     expect(new URL(page.url()).pathname).toBe(`/dashboard/environments/${env.id}/users/new`);
+    await page.reload();
+    await expect.poll(() => heading(page, 'Create user').count(), poll).toBe(1);
     expect(await accessibilityProblems(page)).toEqual([]);
 
     // A refusal is the server's problem+json, shown beside the form.

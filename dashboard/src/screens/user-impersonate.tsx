@@ -20,9 +20,9 @@ export function Impersonate({ user, environmentId }: { user: User; environmentId
       setLink(minted.url);
       setReason('');
       if (minted.url) window.open(minted.url, '_blank', 'noopener');
-      await queryClient.invalidateQueries({ queryKey: usageKey });
       await queryClient.invalidateQueries({ queryKey: ['user-audit', environmentId, user.id] });
     },
+    // A refused mint (say, the quota spent meanwhile) changes the count shown too.
     onSettled: () => queryClient.invalidateQueries({ queryKey: usageKey }),
   });
   const onSubmit = (event: FormEvent) => {
