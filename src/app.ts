@@ -290,7 +290,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     sessionRoutes: [usersClientRoutes(users), emailAddressesClientRoutes(emailAddresses), accountClientRoutes(account), factorsClientRoutes(factors), passkeysClientRoutes(passkeys), sessionsClientRoutes(sessions), signOutRoutes(sessions), organizationsClientRoutes(memberActions), organizationInvitationsClientRoutes(organizationInvitations), sessionTokensClientRoutes(sessionTokens), oauthSessionRoutes(oauth), dataRequestsClientRoutes(dataRequests)],
   }), { prefix: '/_svc' });
 
-  const hostedPages = createHostedPages({ passwords, codes, secondStep, invitationSignUps, invitations, organizationInvitations, sessions, users, providers: oauth.listEnabled });
+  const hostedPages = createHostedPages({ passwords, codes, secondStep, invitationSignUps, invitations, organizationInvitations, sessions, users, providers: oauth.listEnabled,
+    operatorName: async (operatorId: string) => {
+      const operator = await users.get((await operatorAccounts.environment()).id, operatorId);
+      return operator.name ?? operator.email ?? undefined;
+    },
+  });
   await app.register(frontendRoot((host) => environments.findByHost(host), [
     sessionTokensPublicRoutes(sessionTokens, 'issuerRoot'),
     hostedPagesRoutes({ pages: hostedPages, account: createAccountPages({ users, emailAddresses, account, oauth, organizations: memberActions, dataRequests, providers: oauth.listEnabled }), security: createSecurityPages({ db, account, factors, passkeys, sessions, passkeySignIn }) }, csrfTokens(options.encryptionKey)),

@@ -14,6 +14,7 @@ import { OutboxScreen } from './screens/outbox.js';
 import { SetPasswordScreen } from './screens/set-password.js';
 import { SignInScreen } from './screens/sign-in.js';
 import { UserScreen } from './screens/user.js';
+import { UserCreateScreen } from './screens/user-create.js';
 import { UsersScreen } from './screens/users.js';
 import { validateUsersSearch } from './screens/users-search.js';
 
@@ -54,6 +55,7 @@ const usersRoute = createRoute({
 });
 
 const userRoute = createRoute({ getParentRoute: () => signedInRoute, path: 'environments/$environmentId/users/$userId', component: UserScreen });
+const userCreateRoute = createRoute({ getParentRoute: () => signedInRoute, path: 'environments/$environmentId/users/new', component: UserCreateScreen });
 
 /** Every screen of one environment lives under its id, so each is a deep link. */
 const inEnvironment = <P extends string>(path: P) => `environments/$environmentId/${path}` as const;
@@ -74,7 +76,7 @@ const auditEventRoute = createRoute({ getParentRoute: () => signedInRoute, path:
 const outboxRoute = createRoute({ getParentRoute: () => signedInRoute, path: inEnvironment('outbox'), component: OutboxScreen });
 
 const routeTree = rootRoute.addChildren([signInRoute, setPasswordRoute, signedInRoute.addChildren([
-  homeRoute, environmentsRoute, usersRoute, userRoute, settingsRoute, organizationsRoute, organizationRoute,
+  homeRoute, environmentsRoute, usersRoute, userRoute, userCreateRoute, settingsRoute, organizationsRoute, organizationRoute,
   invitationsRoute, auditLogRoute, auditEventRoute, outboxRoute,
 ])]);
 

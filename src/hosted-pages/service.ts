@@ -38,6 +38,8 @@ export interface HostedPagesDeps {
   organizationInvitations: Pick<OrganizationInvitationsService, 'pendingByToken' | 'accept'>;
   sessions: Pick<SessionsService, 'authenticate' | 'revoke'>;
   users: Pick<UsersService, 'get'>;
+  /** A dashboard operator's name, else email (the banner of a session an operator impersonates); undefined when unknown. */
+  operatorName(operatorId: string): Promise<string | undefined>;
   /** The environment's enabled external providers (the OAuth start route takes it from there). */
   providers(environmentId: string): Promise<{ items: { id: string; name: string }[] }>;
 }
@@ -102,12 +104,14 @@ export function createHostedPages(deps: HostedPagesDeps) {
     async viewer(env: ClientEnvironment, sessionToken: string): Promise<Viewer | null> {
       const session = await sessions.authenticate(env.id, sessionToken);
       if (!session) return null;
-      const [user, operator] = await Promise.all([session.userId, session.impersonatorId].map((id) =>
-        (id ? deps.users.get(env.id, id).catch(() => undefined) : undefined)));
-      return {
-        locale: user?.locale ?? null,
-        impersonator: session.impersonatorId ? operator?.name ?? operator?.email ?? session.impersonatorId : null,
+      const impersonatorName = async (id: string | null) => {
+        if (id === null) return null;
+        if (session.impersonatorType === 'operator') return (await deps.operatorName(id).catch(() => undefined)) ?? id;
+        const operator = await deps.users.get(env.id, id).catch(() => undefined);
+        return operator?.name ?? operator?.email ?? id;
       };
+      const [user, impersonator] = await Promise.all([deps.users.get(env.id, session.userId).catch(() => undefined), impersonatorName(session.impersonatorId)]);
+      return { locale: user?.locale ?? null, impersonator };
     },
 
     /** Ends the session of the cookie, as the client plane's sign-out does (an impersonated one records its operator). */

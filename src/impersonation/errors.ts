@@ -16,6 +16,10 @@ export const landingUrlNotAllowed = () =>
 export const selfImpersonation = () =>
   new ProblemError(400, 'invalid_request', 'A user cannot impersonate themselves: actorUserId must differ from the target.',
     { errors: [{ path: '/body/actorUserId', message: 'must differ from the target user' }] });
+/** A secret-key caller (a user of the environment acts) sent no actorUserId: only an operator's session names its own actor. */
+export const actorRequired = () =>
+  new ProblemError(400, 'invalid_request', 'actorUserId is required: name the user of this environment who impersonates.',
+    { errors: [{ path: '/body/actorUserId', message: "must have required property 'actorUserId'" }] });
 export const actorNotFound = () => new ProblemError(404, 'user_not_found', 'No user with the actorUserId in this environment.');
 /** A banned target or actor; `who` says which of the two. */
 export const userBanned = (who: 'target' | 'actor') =>

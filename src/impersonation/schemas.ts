@@ -4,7 +4,11 @@ import { DateTime, Nullable, pageQuery, Uuid } from '../platform/http/common-sch
 export const LIFETIME_SECONDS = { min: 60, max: 600, default: 600 };
 
 export const MintBody = Type.Object({
-  actorUserId: Type.String({ format: 'uuid', description: 'The operator: a user of this environment, recorded for accountability.' }),
+  actorUserId: Type.Optional(Type.String({
+    format: 'uuid',
+    description: 'The operator: a user of this environment, recorded for accountability. Required with a secret key; with a dashboard operator\'s '
+      + 'session it may be left out, and the signed-in operator is then the actor (ledger `actorOperatorId`).',
+  })),
   reason: Type.String({ minLength: 1, maxLength: 1000, pattern: '\\S', description: 'Why; recorded in the ledger and in the audit events of the mint and the redeem.' }),
   redirectUrl: Type.Optional(Type.String({
     minLength: 1, maxLength: 2048, pattern: '^[\\x21-\\x7e]+$',
@@ -28,7 +32,8 @@ export const ImpersonationStatus = Type.Union([Type.Literal('pending'), Type.Lit
 /** One row of the usage ledger: who, for whom, why, when, and when and from where it was redeemed. */
 export const Impersonation = Type.Object({
   id: Uuid,
-  actorUserId: Uuid,
+  actorUserId: Type.Union([Uuid, Type.Null()], { description: 'The user of this environment who impersonates; null when a dashboard operator does (`actorOperatorId`).' }),
+  actorOperatorId: Type.Union([Uuid, Type.Null()], { description: 'The dashboard operator who impersonates, when the mint was made with their session and no actorUserId; else null. Exactly one of actorUserId and actorOperatorId is set.' }),
   targetUserId: Uuid,
   reason: Type.String(),
   landingUrl: Nullable(Type.String()),

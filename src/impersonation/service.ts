@@ -12,15 +12,35 @@ import { clientUserFromJson } from '../users/accounts.js';
 import { userDeleted } from '../users/errors.js';
 import type { UsersService } from '../users/service.js';
 import {
-  actorDeleted, actorNotFound, impersonationDisabled, impersonationNotFound, impersonationNotInPlan, invalidToken, noLandingUrl,
+  actorDeleted, actorNotFound, actorRequired, impersonationDisabled, impersonationNotFound, impersonationNotInPlan, invalidToken, noLandingUrl,
   landingUrlNotAllowed, quotaExhausted, redirectUrlNotAllowed, selfImpersonation, userBanned, userNotActive,
 } from './errors.js';
 import type { Impersonation, ListImpersonationsQuery, MintBody, MintedToken, Usage } from './schemas.js';
 import { createImpersonationStore } from './store.js';
 import { monthOf, nextMonthStart, secondsToNextMonth } from './months.js';
 
-/** The operator as the actor of the mint and redeem events: acting as themselves, not yet behind the target. */
-const operator = (actorUserId: string): Actor => ({ type: 'user', id: actorUserId, impersonatorId: null });
+/**
+ * Who impersonates: a user of the environment (the Server API's actorUserId), or a dashboard operator (a mint
+ * made with the operator's session and no actorUserId). Exactly one of the ledger's two actor columns names them.
+ */
+export type Impersonator = { type: 'user' | 'operator'; id: string };
+
+/** The impersonator of a ledger row. */
+const impersonatorOf = (row: { actor_user_id: string | null; actor_operator_id: string | null }): Impersonator =>
+  (row.actor_operator_id !== null ? { type: 'operator', id: row.actor_operator_id } : { type: 'user', id: row.actor_user_id! });
+
+/** The impersonator as the actor of the mint and redeem events: acting as themselves, not yet behind the target. */
+const asActor = (impersonator: Impersonator): Actor => ({ type: impersonator.type, id: impersonator.id, impersonatorId: null });
+
+/**
+ * The mint's actor: actorUserId when sent (by any caller); else the operator whose session made the request.
+ * A secret key must name the actor (400, as the schema required before operators could mint).
+ */
+function impersonatorFor(body: MintBody, by: Caller): Impersonator {
+  if (body.actorUserId !== undefined) return { type: 'user', id: body.actorUserId };
+  if (by.actor.type === 'operator' && by.actor.id !== null) return { type: 'operator', id: by.actor.id };
+  throw actorRequired();
+}
 
 /** How a token is redeemed: by POST (a session answered like sign-in) or by the browser link (a redirect to the landing URL). */
 export type RedeemBy = 'post' | 'link';
@@ -37,11 +57,12 @@ export async function redeemImpersonationToken(trx: Db, environmentId: string, t
   const redeemed = await store.redeem(environmentId, tokenHash, sessionId, context, now, by === 'link');
   if (!redeemed) throw by === 'link' && (await store.isLive(environmentId, tokenHash, now)) ? noLandingUrl() : invalidToken();
   await recordOwnEvent(trx, environmentId, {
-    action: 'impersonation.redeemed', actor: operator(redeemed.actor_user_id), context, via: 'client_api',
+    action: 'impersonation.redeemed', actor: asActor(impersonatorOf(redeemed)), context, via: 'client_api',
     targets: [{ type: 'user', id: redeemed.target_user_id }, { type: 'session', id: sessionId }, { type: 'impersonation', id: redeemed.id }],
     metadata: { reason: redeemed.reason, by },
   }, now);
-  return { target: clientUserFromJson(redeemed.target), actor: impersonationActor(redeemed.actor_user_id), landingUrl: redeemed.landing_url };
+  const impersonator = impersonatorOf(redeemed);
+  return { target: clientUserFromJson(redeemed.target), actor: impersonationActor(impersonator.id, impersonator.type), landingUrl: redeemed.landing_url };
 }
 
 export interface ImpersonationDeps {
@@ -57,14 +78,16 @@ export function createImpersonationService({ db, clock, environments, users, met
   const store = createImpersonationStore(db);
 
   /**
-   * Why a mint was refused, read only once it was: the target, then the actor, 404 when absent (or of
-   * another environment), 403 when deleted or banned; undefined when both are active.
+   * Why a mint was refused, read only once it was: the target, then the actor (a user; an operator was
+   * checked by their session), 404 when absent (or of another environment), 403 when deleted or banned;
+   * undefined when both are active.
    */
-  async function whyUsersRefused(environmentId: string, targetUserId: string, actorUserId: string): Promise<ProblemError | undefined> {
+  async function whyUsersRefused(environmentId: string, targetUserId: string, impersonator: Impersonator): Promise<ProblemError | undefined> {
     const target = await users.get(environmentId, targetUserId);
     if (target.status === 'deleted') return userDeleted();
     if (target.status === 'banned') return userBanned('target');
-    const actor = await users.get(environmentId, actorUserId).catch((err: unknown) => {
+    if (impersonator.type === 'operator') return undefined;
+    const actor = await users.get(environmentId, impersonator.id).catch((err: unknown) => {
       throw err instanceof ProblemError && err.code === 'user_not_found' ? actorNotFound() : err;
     });
     if (actor.status === 'deleted') return actorDeleted();
@@ -78,7 +101,7 @@ export function createImpersonationService({ db, clock, environments, users, met
    * leaves the quota one lower for the month, never one over). Then one transaction writes the ledger
    * row while both users are active, and the audit event with the reason.
    */
-  async function mintCounted(environmentId: string, targetUserId: string, body: MintBody, landingUrl: string | null, quota: number, by: Caller) {
+  async function mintCounted(environmentId: string, targetUserId: string, body: MintBody, impersonator: Impersonator, landingUrl: string | null, quota: number, by: Caller) {
     const now = clock.now();
     const month = monthOf(now);
     const token = randomToken('imp_');
@@ -87,7 +110,7 @@ export function createImpersonationService({ db, clock, environments, users, met
     const entry: Impersonation | undefined = await inTransaction(db, async (trx) => {
       const ledger = createImpersonationStore(trx);
       const inserted = await ledger.insertForActiveUsers(environmentId, {
-        tokenHash: sha256(token), actorUserId: body.actorUserId, targetUserId, reason: body.reason, landingUrl, month,
+        tokenHash: sha256(token), impersonator, targetUserId, reason: body.reason, landingUrl, month,
         expiresAt: new Date(now.getTime() + body.expiresInSeconds * 1000),
       }, now);
       if (!inserted) return undefined;
@@ -96,13 +119,13 @@ export function createImpersonationService({ db, clock, environments, users, met
         throw quotaExhausted(secondsToNextMonth(now), quota);
       }
       await recordOwnEvent(trx, environmentId, {
-        action: 'impersonation.created', actor: operator(body.actorUserId), context: by.context, via: by.via,
+        action: 'impersonation.created', actor: asActor(impersonator), context: by.context, via: by.via,
         targets: [{ type: 'user', id: targetUserId }, { type: 'impersonation', id: inserted.id }],
         metadata: { reason: body.reason, expiresInSeconds: body.expiresInSeconds, mintedBy: { type: by.actor.type, id: by.actor.id } },
       }, now);
       return inserted;
     });
-    if (!entry) throw (await whyUsersRefused(environmentId, targetUserId, body.actorUserId)) ?? userNotActive();
+    if (!entry) throw (await whyUsersRefused(environmentId, targetUserId, impersonator)) ?? userNotActive();
     return { entry, token };
   }
 
@@ -114,19 +137,21 @@ export function createImpersonationService({ db, clock, environments, users, met
 
   return {
     /**
-     * Mints a single-use token to sign in as the target. Checked in order: the redirect URL (400), the
+     * Mints a single-use token to sign in as the target, for actorUserId or else the operator of the
+     * session that asks (400 without either). Checked in order: the redirect URL (400), the
      * environment's switch and plan (403), then, only once a write was refused, the target and the
      * actor (404, 403); the quota (429) only for a mint whose token was written.
      */
     async mint(environmentId: string, targetUserId: string, body: MintBody, by: Caller): Promise<MintedToken> {
+      const impersonator = impersonatorFor(body, by);
       const { settings, allowedOrigins, frontendHost } = await environments.record(environmentId);
       if (body.redirectUrl !== undefined && !isAllowedRedirect(body.redirectUrl, allowedOrigins)) throw redirectUrlNotAllowed();
       const landingUrl = body.redirectUrl ?? settings.impersonationLandingUrl;
       if (landingUrl !== null && !isAllowedRedirect(landingUrl, allowedOrigins)) throw landingUrlNotAllowed();
-      if (body.actorUserId === targetUserId) throw selfImpersonation();
+      if (impersonator.type === 'user' && impersonator.id === targetUserId) throw selfImpersonation();
       if (!settings.impersonationEnabled) throw impersonationDisabled();
       if (!settings.plan.impersonation) throw impersonationNotInPlan();
-      const { entry, token } = await mintCounted(environmentId, targetUserId, body, landingUrl, settings.plan.impersonationQuotaPerMonth, by);
+      const { entry, token } = await mintCounted(environmentId, targetUserId, body, impersonator, landingUrl, settings.plan.impersonationQuotaPerMonth, by);
       metrics.impersonationMints.inc({ result: 'success' });
       const url = landingUrl === null ? null : `${frontendUrl(frontendHost)}/_svc/auth/session/impersonate?token=${token}`;
       return { id: entry.id, token, expiresInSeconds: body.expiresInSeconds, expiresAt: entry.expiresAt, url };

@@ -6,9 +6,10 @@ import { toPage } from '../platform/http/pagination.js';
 import type { CallerContext } from '../platform/caller.js';
 import type { JsonObject } from '../platform/json.js';
 import type { Impersonation, ListImpersonationsQuery } from './schemas.js';
+import type { Impersonator } from './service.js';
 
 export interface NewImpersonation {
-  tokenHash: Buffer; actorUserId: string; targetUserId: string; reason: string; landingUrl: string | null; month: string; expiresAt: Date;
+  tokenHash: Buffer; impersonator: Impersonator; targetUserId: string; reason: string; landingUrl: string | null; month: string; expiresAt: Date;
 }
 
 export function createImpersonationStore(db: Db) {
@@ -32,18 +33,21 @@ export function createImpersonationStore(db: Db) {
         do update set used = impersonation_usage.used + 1 where impersonation_usage.used < ${quota}
         returning used`.execute(db).then((r) => r.rows[0]?.used),
     /**
-     * Writes the ledger row only while the target and the actor are both active users of the environment,
-     * so the mint's user checks and its write are one statement. Undefined when either is not.
+     * Writes the ledger row only while the target and a user actor are both active users of the environment,
+     * so the mint's user checks and its write are one statement. Undefined when either is not. An operator
+     * actor is not a user of the environment (their session proved them): only the target is checked.
      */
-    insertForActiveUsers: (environmentId: string, values: NewImpersonation, now: Date) =>
-      sql<Selectable<ImpersonationRow>>`
-        insert into impersonations (environment_id, id, token_hash, actor_user_id, target_user_id, reason, landing_url, month, created_at, expires_at)
-        select t.environment_id, ${uuidv7()}::uuid, ${values.tokenHash}, a.id, t.id, ${values.reason}, ${values.landingUrl}, ${values.month},
-               ${now}::timestamptz, ${values.expiresAt}::timestamptz
+    insertForActiveUsers: (environmentId: string, values: NewImpersonation, now: Date) => {
+      const byUser = values.impersonator.type === 'user';
+      return sql<Selectable<ImpersonationRow>>`
+        insert into impersonations (environment_id, id, token_hash, actor_user_id, actor_operator_id, target_user_id, reason, landing_url, month, created_at, expires_at)
+        select t.environment_id, ${uuidv7()}::uuid, ${values.tokenHash}, ${byUser ? sql`a.id` : sql`null`}, ${byUser ? null : values.impersonator.id}::uuid,
+               t.id, ${values.reason}, ${values.landingUrl}, ${values.month}, ${now}::timestamptz, ${values.expiresAt}::timestamptz
         from users t
-        join users a on a.environment_id = t.environment_id and a.id = ${values.actorUserId} and a.status = 'active'
+        ${byUser ? sql`join users a on a.environment_id = t.environment_id and a.id = ${values.impersonator.id} and a.status = 'active'` : sql``}
         where t.environment_id = ${environmentId} and t.id = ${values.targetUserId} and t.status = 'active'
-        returning *`.execute(db).then((r) => r.rows[0] && toImpersonation(r.rows[0], now)),
+        returning *`.execute(db).then((r) => r.rows[0] && toImpersonation(r.rows[0], now));
+    },
     /**
      * The one statement that redeems a token: only a live one (not redeemed, not revoked, not expired)
      * matches, so a token works once however many redeem it at the same moment. It names the session the
@@ -93,7 +97,7 @@ function statusOf(row: Selectable<ImpersonationRow>, now: Date): Impersonation['
 }
 
 export const toImpersonation = (row: Selectable<ImpersonationRow>, now: Date): Impersonation => ({
-  id: row.id, actorUserId: row.actor_user_id, targetUserId: row.target_user_id, reason: row.reason, landingUrl: row.landing_url,
+  id: row.id, actorUserId: row.actor_user_id, actorOperatorId: row.actor_operator_id, targetUserId: row.target_user_id, reason: row.reason, landingUrl: row.landing_url,
   status: statusOf(row, now), month: row.month, createdAt: row.created_at.toISOString(), expiresAt: row.expires_at.toISOString(),
   redemption: row.redeemed_at
     ? { redeemedAt: row.redeemed_at.toISOString(), ipAddress: row.redeemed_ip, userAgent: row.redeemed_user_agent, sessionId: row.session_id }

@@ -3,9 +3,12 @@ import { DateTime, Nullable, NullableInput, PageQuery, Uuid } from '../platform/
 
 export const SessionStatus = Type.Union([Type.Literal('active'), Type.Literal('revoked'), Type.Literal('expired')]);
 
-/** Who acts behind an impersonated session: the operator (a user of the environment), as audit events name actors. */
+/**
+ * Who acts behind an impersonated session, as audit events name actors: a user of the environment (the Server
+ * API mint's actorUserId), or a dashboard operator (a mint made with the operator's session).
+ */
 export const SessionActor = Type.Object({
-  type: Type.Literal('user'),
+  type: Type.Union([Type.Literal('user'), Type.Literal('operator')], { description: '`user`: a user of this environment; `operator`: an operator of the Gatehouse dashboard.' }),
   id: Uuid,
   impersonatorId: Uuid,
 }, { title: 'SessionActor', description: 'Set on an impersonated session: the operator who impersonates is its id and impersonatorId. Null otherwise.' });

@@ -46,17 +46,22 @@ const touchIntervalMs = (idleTimeoutSeconds: number) => Math.min(TOUCH_INTERVAL_
  * impersonates is both its `id` and its `impersonatorId`, as every event of that session names them.
  * Its JWTs carry the same operator as an RFC 8693 `act` claim (`{sub}`).
  */
-export const impersonationActor = (actorUserId: string): SessionActor => ({ type: 'user', id: actorUserId, impersonatorId: actorUserId });
+export const impersonationActor = (impersonatorId: string, type: SessionActor['type'] = 'user'): SessionActor =>
+  ({ type, id: impersonatorId, impersonatorId });
 
 /** The actor a session shows (in `GET /_svc/me`), from its context; null when nobody impersonates. */
 export const actorOf = (session: SessionContext): SessionActor | null =>
-  session.impersonatorId === null ? null : impersonationActor(session.impersonatorId);
+  session.impersonatorId === null ? null : impersonationActor(session.impersonatorId, session.impersonatorType ?? 'user');
 
 /** The operator behind a stored session's actor, or null. */
 function impersonatorOf(actor: JsonObject | null): string | null {
   const id = actor?.impersonatorId;
   return typeof id === 'string' ? id : null;
 }
+
+/** Whether a stored session's impersonator is a user of the environment or a dashboard operator; null when none. */
+const impersonatorTypeOf = (actor: JsonObject | null): SessionActor['type'] | null =>
+  (impersonatorOf(actor) === null ? null : actor?.type === 'operator' ? 'operator' : 'user');
 
 const sessionNotFound = () => new ProblemError(404, 'resource_not_found', 'No session with this id for this user.');
 
@@ -118,7 +123,7 @@ export function createSessionsService({ db, clock }: { db: Db; clock: Clock }) {
       if (now.getTime() - found.last_active_at.getTime() > touchIntervalMs(found.idle_timeout_seconds)) await store.touch(environmentId, found.id, now);
       const recentlyAuthenticated = found.authenticated_at !== null && now.getTime() - found.authenticated_at.getTime() <= RECENT_AUTHENTICATION_MS;
       return {
-        id: found.id, userId: found.user_id, impersonatorId: impersonatorOf(found.actor), recentlyAuthenticated, enrolmentOnly: found.enrolment_only,
+        id: found.id, userId: found.user_id, impersonatorId: impersonatorOf(found.actor), impersonatorType: impersonatorTypeOf(found.actor), recentlyAuthenticated, enrolmentOnly: found.enrolment_only,
         amr: found.amr, publicMetadata: found.public_metadata,
         activeOrganization: found.organization_id === null ? null : { id: found.organization_id, slug: found.organization_slug, role: found.organization_role! },
       };

@@ -3,7 +3,7 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 import { sessionIsActive } from '../helpers/given.js';
 import { eventsOf, expectProblem, givenCast, MISSING_ID, minted, redeem } from './support.js';
 
-const ENTRY_KEYS = ['actorUserId', 'createdAt', 'expiresAt', 'id', 'landingUrl', 'month', 'reason', 'redemption', 'revokedAt', 'status', 'targetUserId'];
+const ENTRY_KEYS = ['actorOperatorId', 'actorUserId', 'createdAt', 'expiresAt', 'id', 'landingUrl', 'month', 'reason', 'redemption', 'revokedAt', 'status', 'targetUserId'];
 
 describe('the impersonation ledger on the Server API', () => {
   let t: TestApp;
@@ -18,7 +18,7 @@ describe('the impersonation ledger on the Server API', () => {
     expect(res.statusCode).toBe(200);
     expect(Object.keys(res.json()).sort()).toEqual(ENTRY_KEYS);
     expect(res.json()).toEqual({
-      id, actorUserId: cast.actor.id, targetUserId: cast.target.id, reason: 'Ticket #1', landingUrl: null, status: 'pending', month: '2026-11',
+      id, actorUserId: cast.actor.id, actorOperatorId: null, targetUserId: cast.target.id, reason: 'Ticket #1', landingUrl: null, status: 'pending', month: '2026-11',
       createdAt: '2026-11-10T12:00:00.000Z', expiresAt: '2026-11-10T12:05:00.000Z', redemption: null, revokedAt: null,
     });
     t.clock.advance(300_000);

@@ -4,12 +4,18 @@ import { useState } from 'react';
 import { serverApi, type User } from '../api/gatehouse.js';
 import { ConfirmDialog } from '../ui/confirm.js';
 import { Page } from '../ui/page.js';
-import { Empty, Loading, ProblemMessage } from '../ui/states.js';
+import { Loading, ProblemMessage } from '../ui/states.js';
 import { StatusBadge } from '../ui/status.js';
+import { Impersonate } from './user-impersonate.js';
+import { MetadataEditor } from './user-metadata.js';
+import { EmailAddresses, Factors, Identities, Organizations, Sessions, UserAuditEvents } from './user-sections.js';
 
 const route = getRouteApi('/signed-in/environments/$environmentId/users/$userId');
 
-/** One user: profile, the three metadata bags, sessions, and ban/unban behind a confirmation. */
+/**
+ * One user: profile, the three metadata bags (editable, with their budget), sessions, identities, email
+ * addresses, factors, organizations and audit events; ban, unban, delete and impersonate.
+ */
 export function UserScreen() {
   const { environmentId, userId } = route.useParams();
   const api = serverApi(environmentId);
@@ -25,6 +31,8 @@ export function UserScreen() {
 }
 
 function UserDetail({ user, environmentId }: { user: User; environmentId: string }) {
+  const deleted = user.status === 'deleted';
+  const props = { environmentId, userId: user.id, deleted };
   return (
     <Page title={user.email ?? user.name ?? user.id}>
       <section aria-labelledby="profile">
@@ -36,20 +44,52 @@ function UserDetail({ user, environmentId }: { user: User; environmentId: string
           <dt>Locale</dt><dd>{user.locale ?? '—'}</dd>
           <dt>User id</dt><dd><code>{user.id}</code></dd>
           <dt>Created</dt><dd>{new Date(user.createdAt).toLocaleString()}</dd>
+          {user.deletedAt && <><dt>Deleted</dt><dd>{new Date(user.deletedAt).toLocaleString()}</dd></>}
         </dl>
-        <BanAction user={user} environmentId={environmentId} />
+        <div className="actions">
+          <BanAction user={user} environmentId={environmentId} />
+          <DeleteAction user={user} environmentId={environmentId} />
+        </div>
       </section>
-      <section aria-labelledby="metadata">
-        <h2 id="metadata">Metadata</h2>
-        {(['publicMetadata', 'privateMetadata', 'unsafeMetadata'] as const).map((bag) => (
-          <div key={bag}>
-            <h3>{bag.replace('Metadata', '')} metadata</h3>
-            <pre tabIndex={0} aria-label={`${bag.replace('Metadata', '')} metadata`}>{JSON.stringify(user[bag], null, 2)}</pre>
-          </div>
-        ))}
-      </section>
-      <Sessions environmentId={environmentId} userId={user.id} />
+      <MetadataEditor user={user} environmentId={environmentId} />
+      <Impersonate user={user} environmentId={environmentId} />
+      <Sessions {...props} />
+      <Identities {...props} />
+      <EmailAddresses {...props} />
+      <Factors {...props} />
+      <Organizations {...props} />
+      <UserAuditEvents {...props} />
     </Page>
+  );
+}
+
+/** Deletes the user for good (the Server API answers 403 user_deleted to a repeat); the screen then shows them as deleted. */
+function DeleteAction({ user, environmentId }: { user: User; environmentId: string }) {
+  const [asking, setAsking] = useState(false);
+  const queryClient = useQueryClient();
+  const remove = useMutation({
+    mutationFn: async () => {
+      await serverApi(environmentId).deleteUser({ userId: user.id });
+      return serverApi(environmentId).getUser({ userId: user.id });
+    },
+    onSuccess: async (updated) => {
+      setAsking(false);
+      queryClient.setQueryData(['user', environmentId, user.id], updated);
+      await queryClient.invalidateQueries({ queryKey: ['users', environmentId] });
+      await queryClient.invalidateQueries({ queryKey: ['sessions', environmentId, user.id] });
+      await queryClient.invalidateQueries({ queryKey: ['user-audit', environmentId, user.id] });
+    },
+  });
+  if (user.status === 'deleted') return null;
+  return (
+    <>
+      <button type="button" className="danger" onClick={() => { remove.reset(); setAsking(true); }}>Delete user</button>
+      <ConfirmDialog open={asking} title="Delete this user?" confirmLabel="Delete user" busy={remove.isPending}
+        onConfirm={() => remove.mutate()} onCancel={() => setAsking(false)}>
+        <p>{user.email ?? 'The user'} is deleted: signed out everywhere and unable to sign in again. This cannot be undone.</p>
+        <ProblemMessage error={remove.error} />
+      </ConfirmDialog>
+    </>
   );
 }
 
@@ -68,10 +108,10 @@ function BanAction({ user, environmentId }: { user: User; environmentId: string 
       await queryClient.invalidateQueries({ queryKey: ['sessions', environmentId, user.id] });
     },
   });
-  if (user.status === 'deleted') return <p>This user was deleted.</p>;
+  if (user.status === 'deleted') return <p role="status">This user was deleted.</p>;
   const action = banned ? 'Unban user' : 'Ban user';
   return (
-    <div className="actions">
+    <>
       <button type="button" className={banned ? '' : 'danger'} onClick={() => { change.reset(); setDone(''); setAsking(true); }}>{action}</button>
       <p role="status">{done}</p>
       <ConfirmDialog open={asking} title={banned ? 'Unban this user?' : 'Ban this user?'} confirmLabel={action} busy={change.isPending}
@@ -79,37 +119,6 @@ function BanAction({ user, environmentId }: { user: User; environmentId: string 
         <p>{banned ? `${user.email ?? 'The user'} will be able to sign in again.` : `${user.email ?? 'The user'} will be signed out everywhere and unable to sign in until unbanned.`}</p>
         <ProblemMessage error={change.error} />
       </ConfirmDialog>
-    </div>
-  );
-}
-
-function Sessions({ environmentId, userId }: { environmentId: string; userId: string }) {
-  const sessions = useQuery({
-    queryKey: ['sessions', environmentId, userId],
-    queryFn: ({ signal }) => serverApi(environmentId).listUserSessions({ userId }, { signal }),
-  });
-  return (
-    <section aria-labelledby="sessions">
-      <h2 id="sessions">Sessions</h2>
-      {sessions.isPending && <Loading what="sessions" />}
-      <ProblemMessage error={sessions.error} />
-      {sessions.data?.items.length === 0 && <Empty>No sessions.</Empty>}
-      {sessions.data && sessions.data.items.length > 0 && (
-        <table>
-          <thead><tr><th scope="col">Started</th><th scope="col">Last active</th><th scope="col">Status</th><th scope="col">Device</th><th scope="col">Expires</th></tr></thead>
-          <tbody>
-            {sessions.data.items.map((session) => (
-              <tr key={session.id}>
-                <td>{new Date(session.createdAt).toLocaleString()}</td>
-                <td>{new Date(session.lastActiveAt).toLocaleString()}</td>
-                <td>{session.status}{session.actor && ' (impersonated)'}</td>
-                <td>{[session.ipAddress, session.userAgent].filter(Boolean).join(' · ') || '—'}</td>
-                <td>{new Date(session.expiresAt).toLocaleString()}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-    </section>
+    </>
   );
 }

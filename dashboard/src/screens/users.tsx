@@ -25,6 +25,7 @@ export function UsersScreen() {
   const { cursor, ...withoutCursor } = search;
   return (
     <Page title="Users">
+      <p><Link to="/environments/$environmentId/users/new" params={{ environmentId }} className="button-link">Create user</Link></p>
       <UsersSearchForm search={search} onSearch={(next) => void navigate({ search: next })} />
       {problem && <p role="alert" className="problem">{problem}</p>}
       {!problem && users.isPending && <Loading what="users" />}

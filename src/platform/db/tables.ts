@@ -105,8 +105,8 @@ export interface OrganizationInvitationRow {
 }
 
 export interface ImpersonationRow {
-  environment_id: string; id: string; token_hash: Buffer; actor_user_id: string; target_user_id: string; reason: string;
-  landing_url: string | null; month: string; created_at: Date; expires_at: Date;
+  environment_id: string; id: string; token_hash: Buffer; actor_user_id: string | null; actor_operator_id: string | null;
+  target_user_id: string; reason: string; landing_url: string | null; month: string; created_at: Date; expires_at: Date;
   redeemed_at: Date | null; redeemed_ip: string | null; redeemed_user_agent: string | null; session_id: string | null; revoked_at: Date | null;
 }
 

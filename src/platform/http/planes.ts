@@ -23,6 +23,8 @@ export interface SessionContext {
   userId: string;
   /** The operator behind an impersonated session, when there is one. */
   impersonatorId: string | null;
+  /** Whether that operator is a user of the environment or a dashboard operator (null when nobody impersonates). */
+  impersonatorType?: 'user' | 'operator' | null;
   /** Whether the user proved who they are (password, second factor) in this session within the last 10 minutes. */
   recentlyAuthenticated: boolean;
   /** The environment requires a second factor and the user has none yet: the session may only enrol one. */

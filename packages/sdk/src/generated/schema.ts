@@ -2726,8 +2726,10 @@ export interface components {
         Impersonation: {
             /** Format: uuid */
             id: string;
-            /** Format: uuid */
-            actorUserId: string;
+            /** @description The user of this environment who impersonates; null when a dashboard operator does (`actorOperatorId`). */
+            actorUserId: string | null;
+            /** @description The dashboard operator who impersonates, when the mint was made with their session and no actorUserId; else null. Exactly one of actorUserId and actorOperatorId is set. */
+            actorOperatorId: string | null;
             /** Format: uuid */
             targetUserId: string;
             reason: string;
@@ -3269,8 +3271,8 @@ export interface components {
          * @description Set on an impersonated session: the operator who impersonates is its id and impersonatorId. Null otherwise.
          */
         SessionActor: {
-            /** @enum {string} */
-            type: "user";
+            /** @description `user`: a user of this environment; `operator`: an operator of the Gatehouse dashboard. */
+            type: "user" | "operator";
             /** Format: uuid */
             id: string;
             /** Format: uuid */
@@ -5621,9 +5623,9 @@ export interface operations {
                 "application/json": {
                     /**
                      * Format: uuid
-                     * @description The operator: a user of this environment, recorded for accountability.
+                     * @description The operator: a user of this environment, recorded for accountability. Required with a secret key; with a dashboard operator's session it may be left out, and the signed-in operator is then the actor (ledger `actorOperatorId`).
                      */
-                    actorUserId: string;
+                    actorUserId?: string;
                     /** @description Why; recorded in the ledger and in the audit events of the mint and the redeem. */
                     reason: string;
                     /** @description Landing URL after the browser link is redeemed, used exactly as given (a fragment is kept). Its origin must be one of the allowed origins; percent-encode anything outside printable ASCII. Default: the impersonationLandingUrl setting. */
