@@ -3,6 +3,7 @@ import { createRootRouteWithContext, createRoute, createRouter, Outlet, redirect
 import { operatorQuery } from './queries.js';
 import { AuditEventScreen } from './screens/audit-event.js';
 import { AuditLogScreen } from './screens/audit-log.js';
+import { validateAuditLogSearch } from './screens/audit-parts.js';
 import { EnvironmentSettingsScreen } from './screens/environment-settings.js';
 import { EnvironmentsScreen } from './screens/environments.js';
 import { InvitationsScreen } from './screens/invitations.js';
@@ -55,13 +56,13 @@ const usersRoute = createRoute({
 const userRoute = createRoute({ getParentRoute: () => signedInRoute, path: 'environments/$environmentId/users/$userId', component: UserScreen });
 
 /** Every screen of one environment lives under its id, so each is a deep link. */
-const inEnvironment = (path: string) => `environments/$environmentId/${path}` as const;
+const inEnvironment = <P extends string>(path: P) => `environments/$environmentId/${path}` as const;
 
 const settingsRoute = createRoute({ getParentRoute: () => signedInRoute, path: inEnvironment('settings'), component: EnvironmentSettingsScreen });
 const organizationsRoute = createRoute({ getParentRoute: () => signedInRoute, path: inEnvironment('organizations'), component: OrganizationsScreen });
 const organizationRoute = createRoute({ getParentRoute: () => signedInRoute, path: inEnvironment('organizations/$organizationId'), component: OrganizationScreen });
 const invitationsRoute = createRoute({ getParentRoute: () => signedInRoute, path: inEnvironment('invitations'), component: InvitationsScreen });
-const auditLogRoute = createRoute({ getParentRoute: () => signedInRoute, path: inEnvironment('audit-log'), component: AuditLogScreen });
+const auditLogRoute = createRoute({ getParentRoute: () => signedInRoute, path: inEnvironment('audit-log'), component: AuditLogScreen, validateSearch: validateAuditLogSearch });
 const auditEventRoute = createRoute({ getParentRoute: () => signedInRoute, path: inEnvironment('audit-log/$eventId'), component: AuditEventScreen });
 const outboxRoute = createRoute({ getParentRoute: () => signedInRoute, path: inEnvironment('outbox'), component: OutboxScreen });
 
