@@ -11,6 +11,7 @@ import { givenOperator } from '../operators/support.js';
 
 const heading = (page: Page, name: string) => page.getByRole('heading', { level: 1, name });
 const waitLong = { timeout: PATIENCE_MS };
+const HOUR = 3_600_000;
 
 async function listening(t: TestApp) {
   await t.app.listen({ port: 0, host: '127.0.0.1' });
@@ -25,6 +26,15 @@ async function openSignedIn(page: Page, url: string, operator: { email: string; 
   await page.getByLabel('Password', { exact: true }).fill(operator.password);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await expect.poll(() => new URL(page.url()).pathname, waitLong).toBe(new URL(url).pathname);
+}
+
+/** Makes the page's tab hidden or shown again, as switching tabs does (document.visibilityState and its event). */
+async function setTabHidden(page: Page, hidden: boolean) {
+  await page.evaluate((hide) => {
+    if (hide) Object.defineProperty(document, 'visibilityState', { value: 'hidden', configurable: true });
+    else delete (document as { visibilityState?: string }).visibilityState;
+    document.dispatchEvent(new Event('visibilitychange'));
+  }, hidden);
 }
 
 async function appended(t: TestApp, env: TestEnv, overrides: Record<string, unknown>) {
@@ -73,6 +83,7 @@ describe.skipIf(!hasChromium)('the dashboard audit log, audit event and mail out
   const actionCells = (page: Page) => page.locator('tbody tr td:nth-child(2) a').allTextContents();
 
   it('filters the log by action, newest first, keeps the filter in the URL and shows the same rows after a reload', async () => {
+    const report = await appended(t, env, { action: 'report.exported', occurredAt: new Date(t.clock.now().getTime() - 2 * HOUR).toISOString() });
     const first = await appended(t, env, { action: 'document.shared', metadata: { n: 1 } });
     await appended(t, env, { action: 'document.deleted' });
     const second = await appended(t, env, { action: 'document.shared', metadata: { n: 2 } });
@@ -105,8 +116,22 @@ describe.skipIf(!hasChromium)('the dashboard audit log, audit event and mail out
     await expect.poll(() => page.getByText('No audit event matches these filters.').count(), waitLong).toBe(1);
     expect(await accessibilityProblems(page)).toEqual([]);
 
-    // A filter the server refuses shows its problem+json.
+    // A time range: the local time typed is sent, and kept in the URL, as the instant it means.
+    const hourAgo = new Date(t.clock.now().getTime() - HOUR);
+    const typed = await page.evaluate((iso) => {
+      const at = new Date(iso);
+      return new Date(at.getTime() - at.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+    }, hourAgo.toISOString());
     await page.getByLabel('Action', { exact: true }).fill('');
+    await page.getByLabel('Occurred before', { exact: true }).fill(typed);
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('occurredBefore'), waitLong)
+      .toBe(new Date(Math.floor(hourAgo.getTime() / 60_000) * 60_000).toISOString());
+    await expect.poll(() => actionCells(page), waitLong).toEqual(['report.exported']);
+    expect(await page.locator('tbody tr td:nth-child(2) a').getAttribute('href')).toBe(`/dashboard/environments/${env.id}/audit-log/${report.id}`);
+    await page.getByLabel('Occurred before', { exact: true }).fill('');
+
+    // A filter the server refuses shows its problem+json.
     await page.getByLabel('Actor id', { exact: true }).fill('not-a-uuid');
     await page.getByRole('button', { name: 'Apply filters' }).click();
     await expect.poll(() => page.getByRole('alert').textContent(), waitLong).toContain('invalid_request');
@@ -116,6 +141,34 @@ describe.skipIf(!hasChromium)('the dashboard audit log, audit event and mail out
     await expect.poll(async () => (await actionCells(page)).length, waitLong).toBe(all.length);
     expect(foreign).toEqual([]);
     expect(refused).toEqual([]);
+    await context.close();
+  });
+
+  it("pages to older events with the server's cursor, kept in the URL", async () => {
+    const paged = await t.given.environment();
+    // One after another, so id order (the log's) and sequence order agree.
+    for (let n = 0; n < 60; n++) await appended(t, paged, { action: 'page.viewed', metadata: { n } });
+    const operator = await givenOperator(t);
+    const { context, page } = await freshPage();
+    await openSignedIn(page, `${base}/dashboard/environments/${paged.id}/audit-log`, operator);
+    await expect.poll(() => page.locator('tbody tr').count(), waitLong).toBe(50);
+    const newest = await page.locator('tbody tr td:nth-child(6)').allTextContents();
+    expect(newest.map(Number)).toEqual([...newest.map(Number)].sort((a, b) => b - a));
+
+    await page.getByRole('link', { name: 'Older events' }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('cursor'), waitLong).not.toBeNull();
+    // 60 appended and the environment's first secret key: 11 older ones, none shown before.
+    await expect.poll(() => page.locator('tbody tr').count(), waitLong).toBe(11);
+    const older = await page.locator('tbody tr td:nth-child(6)').allTextContents();
+    expect(older.some((sequence) => newest.includes(sequence))).toBe(false);
+    expect(Math.max(...older.map(Number))).toBeLessThan(Math.min(...newest.map(Number)));
+    expect(await page.getByRole('link', { name: 'Older events' }).count()).toBe(0);
+
+    await page.reload();
+    await expect.poll(() => page.locator('tbody tr').count(), waitLong).toBe(11);
+    await page.getByRole('link', { name: 'Newest events' }).click();
+    await expect.poll(() => page.locator('tbody tr').count(), waitLong).toBe(50);
+    expect(new URL(page.url()).searchParams.get('cursor')).toBeNull();
     await context.close();
   });
 
@@ -188,6 +241,15 @@ describe.skipIf(!hasChromium)('the dashboard audit log, audit event and mail out
     expect(await page.locator('tbody tr').first().getAttribute('class')).toBe('audit-fresh');
     expect(await status.textContent()).toBe('Live: 1 new event since Live was switched on.');
     expect(await accessibilityProblems(page)).toEqual([]);
+
+    // A hidden tab stops polling; shown again, it asks at once and the event that happened meanwhile appears.
+    await setTabHidden(page, true);
+    await expect.poll(() => status.textContent(), waitLong).toBe('Live: paused while this tab is hidden.');
+    const unbanned = await t.server(env).post(`/users/${bob.id}/unban`);
+    expect(unbanned.statusCode, unbanned.body).toBe(200);
+    await setTabHidden(page, false);
+    await expect.poll(() => freshRow.locator('td:nth-child(2) a').allTextContents(), waitLong).toEqual(['user.unbanned', 'user.banned']);
+    expect(await status.textContent()).toBe('Live: 2 new events since Live was switched on.');
 
     // A live deep link starts Live again after a reload; off forgets the feed and leaves the URL.
     await page.reload();

@@ -1,5 +1,5 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect } from 'react';
+import { useEffect, useSyncExternalStore } from 'react';
 import { serverApi } from '../api/gatehouse.js';
 import type { AuditEvent } from './audit-parts.js';
 
@@ -12,19 +12,28 @@ const ROUNDS = 10;
 
 export interface LiveState { afterSequence: number; events: AuditEvent[] }
 
+const onVisibilityChange = (notify: () => void) => {
+  document.addEventListener('visibilitychange', notify);
+  return () => document.removeEventListener('visibilitychange', notify);
+};
+/** Whether the tab is shown; a hidden tab polls nothing. */
+export const useTabVisible = () => useSyncExternalStore(onVisibilityChange, () => document.visibilityState !== 'hidden');
+
 /**
  * The live feed by sequence: on switching on, it starts after the newest event; then every few seconds it
  * asks the feed for events after the last sequence seen and keeps them, newest first. TanStack Query stops
- * the interval while the tab is hidden; switching off forgets the feed, so switching on starts afresh.
+ * the interval while the tab is hidden (and asks at once when it is shown again); switching off forgets the
+ * feed, so switching on starts afresh.
  */
 export function useLiveFeed(environmentId: string, live: boolean) {
   const queryClient = useQueryClient();
+  const visible = useTabVisible();
   const queryKey = ['audit-live', environmentId];
   useEffect(() => {
     if (!live) return;
     return () => queryClient.removeQueries({ queryKey: ['audit-live', environmentId], exact: true });
   }, [live, environmentId, queryClient]);
-  return useQuery({
+  const feed = useQuery({
     queryKey,
     enabled: live,
     queryFn: async ({ signal }): Promise<LiveState> => {
@@ -45,10 +54,11 @@ export function useLiveFeed(environmentId: string, live: boolean) {
       }
       return { afterSequence, events: [...fresh.reverse(), ...previous.events].slice(0, KEEP) };
     },
-    refetchInterval: live ? LIVE_POLL_MS : false,
+    refetchInterval: live && visible ? LIVE_POLL_MS : false,
     refetchIntervalInBackground: false,
     refetchOnWindowFocus: true,
     staleTime: 0,
     gcTime: 0,
   });
+  return { ...feed, paused: live && !visible };
 }

@@ -113,6 +113,7 @@ function liveStatus(live: boolean, feed: ReturnType<typeof useLiveFeed>, count: 
   if (!live) return 'Live is off.';
   if (feed.error) return 'Live: the feed failed; it tries again.';
   if (!feed.data) return 'Live: starting…';
+  if (feed.paused) return 'Live: paused while this tab is hidden.';
   if (count === 0) return 'Live: watching for new events.';
   return `Live: ${count} new ${count === 1 ? 'event' : 'events'} since Live was switched on.`;
 }
