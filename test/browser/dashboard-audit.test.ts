@@ -114,6 +114,8 @@ describe.skipIf(!hasChromium)('the dashboard audit log, audit event and mail out
     await page.getByLabel('Action', { exact: true }).fill('nothing.like.this');
     await page.keyboard.press('Enter');
     await expect.poll(() => page.getByText('No audit event matches these filters.').count(), waitLong).toBe(1);
+    // From the keyboard: Enter applied the filter and focus stayed in the field.
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('audit-action');
     expect(await accessibilityProblems(page)).toEqual([]);
 
     // A time range: the local time typed is sent, and kept in the URL, as the instant it means.
@@ -138,6 +140,7 @@ describe.skipIf(!hasChromium)('the dashboard audit log, audit event and mail out
 
     await page.getByRole('link', { name: 'Clear filters' }).click();
     await expect.poll(() => new URL(page.url()).search, waitLong).toBe('');
+    expect(await page.getByLabel('Actor id', { exact: true }).inputValue()).toBe('');
     await expect.poll(async () => (await actionCells(page)).length, waitLong).toBe(all.length);
     expect(foreign).toEqual([]);
     expect(refused).toEqual([]);

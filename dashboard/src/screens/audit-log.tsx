@@ -1,6 +1,6 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { getRouteApi, Link } from '@tanstack/react-router';
-import type { FormEvent } from 'react';
+import { useEffect, useRef, type FormEvent } from 'react';
 import { serverApi } from '../api/gatehouse.js';
 import { Page } from '../ui/page.js';
 import { Empty, Loading, ProblemMessage } from '../ui/states.js';
@@ -57,10 +57,18 @@ export function AuditLogScreen() {
   const fresh = live && !cursor ? (feed.data?.events ?? []).filter((event) => matchesFilter(event, filter)) : [];
   const shownIds = new Set(fresh.map((event) => event.id));
   const rows = [...fresh, ...(events.data?.items ?? []).filter((event) => !shownIds.has(event.id))];
+  // The inputs follow the URL (back, forward, Clear filters) without re-mounting, so focus stays where it was.
+  const form = useRef<HTMLFormElement>(null);
   const formKey = JSON.stringify(filter);
+  useEffect(() => {
+    const shown: AuditFilter = JSON.parse(formKey) as AuditFilter;
+    for (const { key } of FIELDS) setInput(form.current, key, shown[key] ?? '');
+    setInput(form.current, 'occurredAfter', toLocalInput(shown.occurredAfter));
+    setInput(form.current, 'occurredBefore', toLocalInput(shown.occurredBefore));
+  }, [formKey]);
   return (
     <Page title="Audit log">
-      <form role="search" aria-label="Filter the audit log" onSubmit={onFilter} className="audit-filters" key={formKey}>
+      <form role="search" aria-label="Filter the audit log" onSubmit={onFilter} className="audit-filters" ref={form}>
         {FIELDS.map(({ key, label, hint }) => (
           <div key={key} className="field">
             <label htmlFor={`audit-${key}`}>{label}</label>
@@ -107,6 +115,11 @@ export function AuditLogScreen() {
       </nav>
     </Page>
   );
+}
+
+function setInput(form: HTMLFormElement | null, name: string, value: string) {
+  const input = form?.elements.namedItem(name);
+  if (input instanceof HTMLInputElement && input.value !== value) input.value = value;
 }
 
 function liveStatus(live: boolean, feed: ReturnType<typeof useLiveFeed>, count: number) {
