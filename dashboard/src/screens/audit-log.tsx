@@ -131,7 +131,8 @@ function liveStatus(live: boolean, feed: ReturnType<typeof useLiveFeed>, count: 
   return `Live: ${count} new ${count === 1 ? 'event' : 'events'} since Live was switched on.`;
 }
 
-const short = (id: string | null) => (id ? (id.length > 12 ? `${id.slice(0, 8)}…` : id) : '');
+// The tail of a long id: uuidv7 ids of the same moment share their head (the time), not their tail.
+const short = (id: string | null) => (id ? (id.length > 12 ? `…${id.slice(-8)}` : id) : '');
 
 function EventRow({ event, environmentId, fresh }: { event: AuditEvent; environmentId: string; fresh: boolean }) {
   return (
