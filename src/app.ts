@@ -305,7 +305,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await app.register(adminPlane(options.adminToken, adminTokenMatches, operatorSessions.authenticator, {
       publicRoutes: [operatorSignInRoutes(operatorSessions), operatorPasswordRoutes(operatorAccounts)],
       routes: [
-        environmentsAdminRoutes({ environments, outbox: (envId, to) => outbox.list(envId, to) }),
+        environmentsAdminRoutes({ environments, outbox: (envId, to) => outbox.list(envId, to), mailMode: mailer.mode }),
         organizationRoleSetsAdminRoutes(organizations),
         sessionTokensAdminRoutes(sessionTokens),
         oauthAdminRoutes(createOAuthProvidersAdmin({ db, clock, sealer, environments })),

@@ -3,6 +3,7 @@ import { createRootRouteWithContext, createRoute, createRouter, Outlet, redirect
 import { operatorQuery } from './queries.js';
 import { AuditEventScreen } from './screens/audit-event.js';
 import { AuditLogScreen } from './screens/audit-log.js';
+import { validateAuditLogSearch } from './screens/audit-parts.js';
 import { EnvironmentSettingsScreen } from './screens/environment-settings.js';
 import { EnvironmentsScreen } from './screens/environments.js';
 import { invitationStatus, InvitationsScreen, type InvitationStatusFilter } from './screens/invitations.js';
@@ -71,7 +72,7 @@ const invitationsRoute = createRoute({
   validateSearch: (search: Record<string, unknown>): { status?: InvitationStatusFilter; search?: string; cursor?: string } =>
     ({ status: invitationStatus(search.status), search: text(search.search), cursor: text(search.cursor) }),
 });
-const auditLogRoute = createRoute({ getParentRoute: () => signedInRoute, path: inEnvironment('audit-log'), component: AuditLogScreen });
+const auditLogRoute = createRoute({ getParentRoute: () => signedInRoute, path: inEnvironment('audit-log'), component: AuditLogScreen, validateSearch: validateAuditLogSearch });
 const auditEventRoute = createRoute({ getParentRoute: () => signedInRoute, path: inEnvironment('audit-log/$eventId'), component: AuditEventScreen });
 const outboxRoute = createRoute({ getParentRoute: () => signedInRoute, path: inEnvironment('outbox'), component: OutboxScreen });
 

@@ -28,8 +28,8 @@ const APPEND_DESCRIPTION = `Appends a customer audit event, exactly once per \`I
 - **Unavailable.** With the environment setting \`auditLogEnabled\` off: 503 \`audit_storage_unavailable\`. With the database
   unreachable: 503 \`unavailable\` within seconds.`;
 
-const SEARCH_DESCRIPTION = `Audit events of the environment matching every given filter, in id order (creation order), with keyset
-pagination (\`cursor\` = the previous page's \`nextCursor\`). \`occurredAfter\` is inclusive and \`occurredBefore\` exclusive.
+const SEARCH_DESCRIPTION = `Audit events of the environment matching every given filter, in id order (creation order; \`order=desc\`:
+newest first), with keyset pagination (\`cursor\` = the previous page's \`nextCursor\`, with the same \`order\`). \`occurredAfter\` is inclusive and \`occurredBefore\` exclusive.
 \`targetType\` and \`targetId\` match one target of the event (both together: the same target). Events of Gatehouse's own trail
 (user ban, unban, delete and metadata changes, session revocations, secret keys) are here too, with \`producer.type\` \`gatehouse\`.
 To follow the log as it grows, use \`GET /audit-events/feed\`.`;
@@ -67,7 +67,7 @@ export function auditServerRoutes(audit: AuditService): FastifyPluginAsync {
       return reply.headers(headers).code(201).send(event);
     });
     app.get('/audit-events', { schema: { operationId: 'searchAuditEvents', summary: 'Search audit events', description: SEARCH_DESCRIPTION, tags, querystring: SearchAuditEventsQuery, response: { 200: Page(AuditEvent) } } },
-      (req) => audit.search(req.environmentId, req.query, req.query));
+      (req) => audit.search(req.environmentId, req.query, req.query, req.query.order));
     app.get('/audit-events/feed', { schema: { operationId: 'pollAuditEvents', summary: 'Poll audit events after a sequence number', description: FEED_DESCRIPTION, tags, querystring: PollAuditEventsQuery, response: { 200: AuditEventFeed } } },
       (req) => audit.poll(req.environmentId, req.query.afterSequence, req.query.limit));
     app.get('/audit-events/:eventId', { schema: { operationId: 'getAuditEvent', summary: 'Get an audit event', tags, params: AuditEventParams, response: { 200: AuditEvent } } },

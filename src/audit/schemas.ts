@@ -100,6 +100,9 @@ export const SearchAuditEventsQuery = Type.Object({
   occurredAfter: Type.Optional(Type.String({ format: 'date-time', description: 'occurredAt at or after this instant.' })),
   occurredBefore: Type.Optional(Type.String({ format: 'date-time', description: 'occurredAt strictly before this instant.' })),
   correlationId: Type.Optional(Type.String({ format: 'uuid' })),
+  order: Type.Union([Type.Literal('asc'), Type.Literal('desc')], {
+    default: 'asc', description: '`asc` (the default): oldest first; `desc`: newest first. A cursor continues in the order it was made in.',
+  }),
 }, { additionalProperties: false });
 export type SearchAuditEventsQuery = Static<typeof SearchAuditEventsQuery>;
 
@@ -119,6 +122,9 @@ export const AuditEventFeed = Type.Object({
   hasMore: Type.Boolean({ description: 'More events are there right now; ask again at once.' }),
 }, { title: 'AuditEventFeed', description: 'Events after the given sequence number, in order, and where to continue.' });
 export type AuditEventFeed = Static<typeof AuditEventFeed>;
+
+/** The order of a search: by id, which is creation order. */
+export type SearchOrder = 'asc' | 'desc';
 
 export interface AuditEventFilter {
   action?: string; result?: string; actorId?: string; targetType?: string; targetId?: string;

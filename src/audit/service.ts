@@ -19,7 +19,7 @@ import {
 } from './errors.js';
 import {
   IDEMPOTENCY_KEY_PATTERN, MAX_AGE_MS, MAX_FUTURE_MS,
-  type AppendAuditEventBody, type AuditEvent, type AuditEventFilter,
+  type AppendAuditEventBody, type AuditEvent, type AuditEventFilter, type SearchOrder,
 } from './schemas.js';
 import { createAuditStore, addOwnEventAfter, type IdempotencyRecord, type NewAuditEvent } from './store.js';
 
@@ -220,7 +220,7 @@ export function createAuditService({ db, clock, limiter, auditLogEnabled, existi
       if (!event) throw auditEventNotFound();
       return event;
     },
-    search: (environmentId: string, filter: AuditEventFilter, page: PageQuery) => store.list(environmentId, filter, page),
+    search: (environmentId: string, filter: AuditEventFilter, page: PageQuery, order?: SearchOrder) => store.list(environmentId, filter, page, order),
     poll: (environmentId: string, afterSequence: number, limit: number) => store.listAfterSequence(environmentId, afterSequence, limit),
 
     /** Housekeeping: idempotency keys older than 24 hours may go (a key is kept at least that long). */

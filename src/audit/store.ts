@@ -7,7 +7,7 @@ import type { AuditEventRow } from '../platform/db/tables.js';
 import { toPage } from '../platform/http/pagination.js';
 import type { PageQuery } from '../platform/http/common-schemas.js';
 import type { JsonObject } from '../platform/json.js';
-import type { AuditEvent, AuditEventFeed, AuditEventFilter } from './schemas.js';
+import type { AuditEvent, AuditEventFeed, AuditEventFilter, SearchOrder } from './schemas.js';
 
 /** An event as it will be stored, before it has an id and a sequence. */
 export interface NewAuditEvent {
@@ -111,7 +111,7 @@ export function createAuditStore(db: Db) {
     find: (environmentId: string, eventId: string) =>
       db.selectFrom('audit_events').selectAll().where('environment_id', '=', environmentId).where('id', '=', eventId)
         .executeTakeFirst().then((row) => row && toAuditEvent(row)),
-    async list(environmentId: string, filter: AuditEventFilter, page: PageQuery) {
+    async list(environmentId: string, filter: AuditEventFilter, page: PageQuery, order: SearchOrder = 'asc') {
       let q = db.selectFrom('audit_events').selectAll().where('environment_id', '=', environmentId);
       if (filter.action !== undefined) q = q.where('action', '=', filter.action);
       if (filter.result !== undefined) q = q.where('result', '=', filter.result);
@@ -123,8 +123,8 @@ export function createAuditStore(db: Db) {
         const target = { ...(filter.targetType !== undefined && { type: filter.targetType }), ...(filter.targetId !== undefined && { id: filter.targetId }) };
         q = q.where(sql<boolean>`targets @> ${jsonb([target])}::jsonb`);
       }
-      if (page.cursor) q = q.where('id', '>', page.cursor);
-      const rows = await q.orderBy('id').limit(page.limit + 1).execute();
+      if (page.cursor) q = q.where('id', order === 'asc' ? '>' : '<', page.cursor);
+      const rows = await q.orderBy('id', order).limit(page.limit + 1).execute();
       return toPage(rows.map(toAuditEvent), page.limit);
     },
     /** Events after a sequence number, in sequence order: visible ones always form a gap-free prefix. */

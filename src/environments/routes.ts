@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
+import type { MailMode } from '../platform/mail/mailer.js';
 import type { OutboxMessage as OutboxEntry } from '../platform/mail/outbox-store.js';
 import { NoContent, noContent } from '../platform/http/common-schemas.js';
 import { adminCaller } from '../platform/http/planes.js';
@@ -12,7 +13,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 const tags = ['Admin'];
 
 /** Admin plane: environments, secret keys and the mail outbox. Mounted under /api/admin/v1. */
-export function environmentsAdminRoutes(deps: { environments: EnvironmentsService; outbox: (envId: string, to?: string) => Promise<OutboxEntry[]> }): FastifyPluginAsync {
+export function environmentsAdminRoutes(deps: {
+  environments: EnvironmentsService; outbox: (envId: string, to?: string) => Promise<OutboxEntry[]>; mailMode: MailMode;
+}): FastifyPluginAsync {
   const { environments } = deps;
   return async (base) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
@@ -31,7 +34,7 @@ export function environmentsAdminRoutes(deps: { environments: EnvironmentsServic
     app.delete('/secret-keys/:keyId', { schema: { operationId: 'revokeSecretKey', summary: 'Revoke a secret key', tags, params: KeyParams, response: { 204: NoContent } } },
       async (req, reply) => { await environments.revokeSecretKey(req.params.keyId, adminCaller(req)); return noContent(reply); });
     app.get('/environments/:id/outbox', { schema: { operationId: 'readOutbox', summary: 'Read the mail outbox', tags, params: EnvironmentParams, querystring: OutboxQuery, response: { 200: Outbox } } },
-      async (req) => { await environments.get(req.params.id); return { items: await deps.outbox(req.params.id, req.query.to) }; });
+      async (req) => { await environments.get(req.params.id); return { items: await deps.outbox(req.params.id, req.query.to), mode: deps.mailMode }; });
   };
 }
 

@@ -53,7 +53,13 @@ export const OutboxQuery = Type.Object({ to: Type.Optional(Email) }, { additiona
 export const OutboxMessage = Type.Object({
   id: Uuid, to: Type.String(), subject: Type.String(), text: Type.String(), html: Type.String(), createdAt: DateTime,
 });
-export const Outbox = Type.Object({ items: Type.Array(OutboxMessage) });
+export const Outbox = Type.Object({
+  items: Type.Array(OutboxMessage, { description: 'Mail caught in the outbox, newest first (kept an hour); always empty while `mode` is `delivering`.' }),
+  mode: Type.Union([Type.Literal('catching'), Type.Literal('delivering')], {
+    description: '`catching`: no SMTP server is configured, so mail is kept here to read (development only); '
+      + '`delivering`: GATEHOUSE_SMTP_URL is set, mail goes out by SMTP and none is kept to read.',
+  }),
+});
 
 export const AllowedOrigins = Type.Object({
   origins: Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), {

@@ -82,6 +82,19 @@ describe('GET /api/server/v1/audit-events (search)', () => {
     expect([...ids(first), ...ids(second), ...ids(third)]).toEqual(ids(await search('limit=100')));
   });
 
+  it('lists newest first with order=desc, filtered, and pages backwards with its cursor', async () => {
+    const oldestFirst = ids(await search('limit=100'));
+    expect(ids(await search('order=desc&limit=100'))).toEqual([...oldestFirst].reverse());
+    expect(ids(await search('order=asc&limit=100'))).toEqual(oldestFirst);
+    expect(ids(await search('action=document.shared&order=desc'))).toEqual([events.denied.id, events.share.id]);
+
+    const first = await search('order=desc&limit=4');
+    expect(first.json()).toMatchObject({ hasMore: true, nextCursor: first.json().items[3].id });
+    const second = await search(`order=desc&limit=4&cursor=${first.json().nextCursor}`);
+    expect(second.json()).toMatchObject({ hasMore: false, nextCursor: null });
+    expect([...ids(first), ...ids(second)]).toEqual([...oldestFirst].reverse());
+  });
+
   it("never shows another environment's events, by search or by id", async () => {
     const other = await t.given.environment();
     const foreign = await appended(other, { action: 'document.shared', correlationId });
@@ -93,7 +106,7 @@ describe('GET /api/server/v1/audit-events (search)', () => {
   });
 
   it('refuses bad filters and page sizes with 400 invalid_request', async () => {
-    for (const query of ['limit=0', 'limit=101', 'cursor=abc', 'actorId=ada', 'occurredAfter=yesterday', 'correlationId=1', 'unknown=1']) {
+    for (const query of ['limit=0', 'limit=101', 'cursor=abc', 'actorId=ada', 'occurredAfter=yesterday', 'correlationId=1', 'order=newest', 'unknown=1']) {
       expectProblem(await search(query), 400, 'invalid_request');
     }
   });

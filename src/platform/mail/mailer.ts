@@ -11,7 +11,12 @@ export const DEFAULT_MAIL_FROM = 'Gatehouse <no-reply@gatehouse.localhost>';
 
 export type { Mail };
 
+/** `catching`: no SMTP, mail is kept in the outbox to be read (development); `delivering`: mail goes out by SMTP. */
+export type MailMode = 'catching' | 'delivering';
+
 export interface Mailer {
+  /** Whether mail is caught in the outbox to be read or delivered by SMTP. */
+  readonly mode: MailMode;
   /**
    * Queues the mail in the outbox; never waits for an SMTP server. Given the caller's transaction, the
    * mail is queued in it: it goes out if and only if the change that caused it commits.
@@ -54,6 +59,7 @@ export function createMailer(deps: MailerDeps): Mailer {
       options: { ...DELIVERY_DEFAULTS, ...deps.delivery },
     });
     return {
+      mode: 'delivering',
       send: async (environmentId, mail, trx) => {
         await createOutboxStore(trx ?? db).insertPending(environmentId, mail, clock.now());
         metrics.mail.inc({ outcome: 'queued' });
@@ -71,6 +77,7 @@ export function createMailer(deps: MailerDeps): Mailer {
   deps.log.warn({ retentionMinutes: OUTBOX_RETENTION_MS / 60_000 },
     'no GATEHOUSE_SMTP_URL: mail is kept in the outbox, a mail catcher for development only; set GATEHOUSE_SMTP_URL to deliver it');
   return {
+    mode: 'catching',
     send: async (environmentId, mail, trx) => {
       await createOutboxStore(trx ?? db).insertCaught(environmentId, mail, clock.now());
       metrics.mail.inc({ outcome: 'queued' });

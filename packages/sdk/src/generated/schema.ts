@@ -332,8 +332,8 @@ export interface paths {
         };
         /**
          * Search audit events
-         * @description Audit events of the environment matching every given filter, in id order (creation order), with keyset
-         *     pagination (`cursor` = the previous page's `nextCursor`). `occurredAfter` is inclusive and `occurredBefore` exclusive.
+         * @description Audit events of the environment matching every given filter, in id order (creation order; `order=desc`:
+         *     newest first), with keyset pagination (`cursor` = the previous page's `nextCursor`, with the same `order`). `occurredAfter` is inclusive and `occurredBefore` exclusive.
          *     `targetType` and `targetId` match one target of the event (both together: the same target). Events of Gatehouse's own trail
          *     (user ban, unban, delete and metadata changes, session revocations, secret keys) are here too, with `producer.type` `gatehouse`.
          *     To follow the log as it grows, use `GET /audit-events/feed`.
@@ -4683,6 +4683,8 @@ export interface operations {
                 /** @description occurredAt strictly before this instant. */
                 occurredBefore?: string;
                 correlationId?: string;
+                /** @description `asc` (the default): oldest first; `desc`: newest first. A cursor continues in the order it was made in. */
+                order?: "asc" | "desc";
             };
             header?: never;
             path?: never;
@@ -9521,6 +9523,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Mail caught in the outbox, newest first (kept an hour); always empty while `mode` is `delivering`. */
                         items: {
                             /** Format: uuid */
                             id: string;
@@ -9531,6 +9534,8 @@ export interface operations {
                             /** Format: date-time */
                             createdAt: string;
                         }[];
+                        /** @description `catching`: no SMTP server is configured, so mail is kept here to read (development only); `delivering`: GATEHOUSE_SMTP_URL is set, mail goes out by SMTP and none is kept to read. */
+                        mode: "catching" | "delivering";
                     };
                 };
             };
