@@ -161,7 +161,7 @@ describe.skipIf(!hasChromium)('the dashboard\'s user screens in a real browser (
     await context.close();
   });
 
-  it('impersonates with a required reason: the quota is shown, a new tab opens signed in as the user, and the event appears in their audit events', async () => {
+  it('impersonates with a required reason: the quota is shown, a new tab opens signed in as the user, and the events appear in their audit events and in the audit log', async () => {
     const target = await t.given.user(env, { email: `${tag}-target@example.com` });
     const { operator, context, page, foreign, refused } = await signedInPage(`/environments/${env.id}/users/${target.id}`);
     await expect.poll(() => heading(page, target.email!).count(), poll).toBe(1);
@@ -192,6 +192,15 @@ describe.skipIf(!hasChromium)('the dashboard\'s user screens in a real browser (
     expect(event).toMatchObject({ actor: { type: 'operator', id: operator.id }, metadata: { reason: 'Ticket #501: the invoices page is blank' } });
     expect(await created.getAttribute('href')).toBe(`/dashboard/environments/${env.id}/audit-log/${event.id}`);
     expect(await accessibilityProblems(page)).toEqual([]);
+
+    // The audit log names both steps, newest first, and the event's page carries the reason.
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Audit log' }).click();
+    await expect.poll(() => heading(page, 'Audit log').count(), poll).toBe(1);
+    const impersonationSteps = async () => (await page.locator('tbody tr td:nth-child(2) a').allTextContents()).filter((action) => action.startsWith('impersonation.'));
+    await expect.poll(impersonationSteps, poll).toEqual(['impersonation.redeemed', 'impersonation.created']);
+    await page.locator('tbody tr td:nth-child(2) a', { hasText: 'impersonation.created' }).click();
+    await page.waitForURL(`${base}/dashboard/environments/${env.id}/audit-log/${event.id}`, { timeout: PATIENCE_MS });
+    await expect.poll(() => page.locator('main').textContent(), poll).toContain('Ticket #501: the invoices page is blank');
 
     expect(foreign).toEqual([]);
     expect(refused).toEqual([]);
