@@ -72,3 +72,9 @@ export const ImpersonationParams = Type.Object({ impersonationId: Uuid }, { addi
 const Token = Type.String({ minLength: 1, maxLength: 256, description: 'The token from the mint.' });
 export const RedeemBody = Type.Object({ token: Token }, { additionalProperties: false });
 export const RedeemQuery = Type.Object({ token: Token }, { additionalProperties: false });
+
+/**
+ * Who impersonates: a user of the environment (the Server API's actorUserId), or a dashboard operator (a mint
+ * made with the operator's session and no actorUserId). Exactly one of the ledger's two actor columns names them.
+ */
+export type Impersonator = { type: 'user' | 'operator'; id: string };

@@ -15,15 +15,9 @@ import {
   actorDeleted, actorNotFound, actorRequired, impersonationDisabled, impersonationNotFound, impersonationNotInPlan, invalidToken, noLandingUrl,
   landingUrlNotAllowed, quotaExhausted, redirectUrlNotAllowed, selfImpersonation, userBanned, userNotActive,
 } from './errors.js';
-import type { Impersonation, ListImpersonationsQuery, MintBody, MintedToken, Usage } from './schemas.js';
+import type { Impersonation, Impersonator, ListImpersonationsQuery, MintBody, MintedToken, Usage } from './schemas.js';
 import { createImpersonationStore } from './store.js';
 import { monthOf, nextMonthStart, secondsToNextMonth } from './months.js';
-
-/**
- * Who impersonates: a user of the environment (the Server API's actorUserId), or a dashboard operator (a mint
- * made with the operator's session and no actorUserId). Exactly one of the ledger's two actor columns names them.
- */
-export type Impersonator = { type: 'user' | 'operator'; id: string };
 
 /** The impersonator of a ledger row. */
 const impersonatorOf = (row: { actor_user_id: string | null; actor_operator_id: string | null }): Impersonator =>

@@ -5,8 +5,7 @@ import type { ImpersonationRow } from '../platform/db/tables.js';
 import { toPage } from '../platform/http/pagination.js';
 import type { CallerContext } from '../platform/caller.js';
 import type { JsonObject } from '../platform/json.js';
-import type { Impersonation, ListImpersonationsQuery } from './schemas.js';
-import type { Impersonator } from './service.js';
+import type { Impersonation, Impersonator, ListImpersonationsQuery } from './schemas.js';
 
 export interface NewImpersonation {
   tokenHash: Buffer; impersonator: Impersonator; targetUserId: string; reason: string; landingUrl: string | null; month: string; expiresAt: Date;
