@@ -1,30 +1,22 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { append, eventBody } from '../audit/support.js';
 import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
-import { accessibilityProblems, hasChromium, launchChromium } from '../helpers/browser.js';
+import { accessibilityProblems, hasChromium } from '../helpers/browser.js';
 import { PATIENCE_MS } from '../helpers/patience.js';
 import { startSmtpServer, type SmtpServer } from '../helpers/smtp.js';
 import { givenOperator } from '../operators/support.js';
+import { type DashboardStage, heading, listen, signIn, startDashboardStage, watchedPage } from './dashboard-stage.js';
 
-const heading = (page: Page, name: string) => page.getByRole('heading', { level: 1, name });
 const waitLong = { timeout: PATIENCE_MS };
 const HOUR = 3_600_000;
-
-async function listening(t: TestApp) {
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  return `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-}
 
 /** Opens a dashboard deep link signed out, signs in on the form it leads to, and lands back on the link. */
 async function openSignedIn(page: Page, url: string, operator: { email: string; password: string }) {
   await page.goto(url);
   await expect.poll(() => heading(page, 'Sign in to the dashboard').count(), waitLong).toBe(1);
-  await page.getByLabel('Email', { exact: true }).fill(operator.email);
-  await page.getByLabel('Password', { exact: true }).fill(operator.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await signIn(page, operator.email, operator.password);
   await expect.poll(() => new URL(page.url()).pathname, waitLong).toBe(new URL(url).pathname);
 }
 
@@ -50,35 +42,19 @@ async function createdUser(t: TestApp, env: TestEnv, email: string) {
 }
 
 describe.skipIf(!hasChromium)('the dashboard audit log, audit event and mail outbox in a real browser', () => {
+  let stage: DashboardStage;
   let t: TestApp;
-  let browser: Browser;
   let base: string;
   let env: TestEnv;
   let ada: { id: string; email: string };
   const tag = `audit${randomBytes(4).toString('hex')}`;
 
   beforeAll(async () => {
-    t = await startTestApp();
-    base = await listening(t);
-    env = await t.given.environment({}, tag);
+    stage = await startDashboardStage(tag);
+    ({ t, base, env } = stage);
     ada = await createdUser(t, env, `ada-${tag}@example.com`);
-    browser = await launchChromium();
   }, 180_000);
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-  });
-
-  /** A fresh browser profile that records any request leaving Gatehouse's origin and any CSP report. */
-  async function freshPage(origin = base) {
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    const foreign: string[] = [];
-    const refused: string[] = [];
-    page.on('request', (request) => { if (!request.url().startsWith(origin)) foreign.push(request.url()); });
-    page.on('console', (message) => { if (/Content Security Policy/i.test(message.text())) refused.push(message.text()); });
-    return { context, page, foreign, refused };
-  }
+  afterAll(() => stage?.close());
 
   const actionCells = (page: Page) => page.locator('tbody tr td:nth-child(2) a').allTextContents();
 
@@ -88,7 +64,7 @@ describe.skipIf(!hasChromium)('the dashboard audit log, audit event and mail out
     await appended(t, env, { action: 'document.deleted' });
     const second = await appended(t, env, { action: 'document.shared', metadata: { n: 2 } });
     const operator = await givenOperator(t);
-    const { context, page, foreign, refused } = await freshPage();
+    const { context, page, foreign, refused } = await watchedPage(stage);
     await openSignedIn(page, `${base}/dashboard/environments/${env.id}/audit-log`, operator);
     await expect.poll(() => heading(page, 'Audit log').count(), waitLong).toBe(1);
     await expect.poll(async () => (await actionCells(page)).includes('document.deleted'), waitLong).toBe(true);
@@ -152,7 +128,7 @@ describe.skipIf(!hasChromium)('the dashboard audit log, audit event and mail out
     // One after another, so id order (the log's) and sequence order agree.
     for (let n = 0; n < 60; n++) await appended(t, paged, { action: 'page.viewed', metadata: { n } });
     const operator = await givenOperator(t);
-    const { context, page } = await freshPage();
+    const { context, page } = await watchedPage(stage);
     await openSignedIn(page, `${base}/dashboard/environments/${paged.id}/audit-log`, operator);
     await expect.poll(() => page.locator('tbody tr').count(), waitLong).toBe(50);
     const newest = await page.locator('tbody tr td:nth-child(6)').allTextContents();
@@ -184,7 +160,7 @@ describe.skipIf(!hasChromium)('the dashboard audit log, audit event and mail out
       metadata: { amount: 1200, currency: 'EUR', lines: [{ sku: 'A-1' }] },
     });
     const operator = await givenOperator(t);
-    const { context, page, foreign, refused } = await freshPage();
+    const { context, page, foreign, refused } = await watchedPage(stage);
     await openSignedIn(page, `${base}/dashboard/environments/${env.id}/audit-log/${event.id}`, operator);
     await expect.poll(() => heading(page, 'Audit event: invoice.paid').count(), waitLong).toBe(1);
     const field = (name: string) => page.locator('dl.fields dt', { hasText: new RegExp(`^${name}$`) }).locator('xpath=following-sibling::dd[1]');
@@ -220,7 +196,7 @@ describe.skipIf(!hasChromium)('the dashboard audit log, audit event and mail out
   it('shows, with Live on, an event caused through the Server API without reloading, and announces it', async () => {
     const bob = await createdUser(t, env, `bob-${tag}@example.com`);
     const operator = await givenOperator(t);
-    const { context, page, foreign, refused } = await freshPage();
+    const { context, page, foreign, refused } = await watchedPage(stage);
     await openSignedIn(page, `${base}/dashboard/environments/${env.id}/audit-log`, operator);
     const liveButton = page.getByRole('button', { name: 'Live' });
     await expect.poll(() => liveButton.getAttribute('aria-pressed'), waitLong).toBe('false');
@@ -272,7 +248,7 @@ describe.skipIf(!hasChromium)('the dashboard audit log, audit event and mail out
     expect(invited.statusCode, invited.body).toBe(201);
     const [mail] = await t.outbox(env, invitee);
     const operator = await givenOperator(t);
-    const { context, page, foreign, refused } = await freshPage();
+    const { context, page, foreign, refused } = await watchedPage(stage);
     await openSignedIn(page, `${base}/dashboard/environments/${env.id}/outbox`, operator);
     await expect.poll(() => heading(page, 'Mail outbox').count(), waitLong).toBe(1);
     const article = page.getByRole('article', { name: mail!.subject });
@@ -294,7 +270,7 @@ describe.skipIf(!hasChromium)('the dashboard audit log, audit event and mail out
     beforeAll(async () => {
       smtp = await startSmtpServer();
       smtpApp = await startTestApp({ smtpUrl: `smtp://127.0.0.1:${smtp.port}` }, { ownDatabase: true });
-      smtpBase = await listening(smtpApp);
+      smtpBase = await listen(smtpApp);
     }, 180_000);
     afterAll(async () => {
       await smtpApp?.close();
@@ -304,7 +280,7 @@ describe.skipIf(!hasChromium)('the dashboard audit log, audit event and mail out
     it('says plainly that there is no outbox to read', async () => {
       const smtpEnv = await smtpApp.given.environment();
       const operator = await givenOperator(smtpApp);
-      const { context, page, foreign, refused } = await freshPage(smtpBase);
+      const { context, page, foreign, refused } = await watchedPage({ browser: stage.browser, base: smtpBase });
       await openSignedIn(page, `${smtpBase}/dashboard/environments/${smtpEnv.id}/outbox`, operator);
       await expect.poll(() => page.locator('.notice').textContent(), waitLong).toContain('The outbox is not available');
       expect(await page.getByRole('article').count()).toBe(0);

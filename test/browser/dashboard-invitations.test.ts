@@ -1,54 +1,25 @@
 import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
-import { accessibilityProblems, hasChromium, launchChromium } from '../helpers/browser.js';
-import { givenOperator } from '../operators/support.js';
-
-const heading = (page: Page, name: string) => page.getByRole('heading', { level: 1, name, exact: true });
-
-async function signIn(page: Page, email: string, password: string) {
-  await page.getByLabel('Email', { exact: true }).fill(email);
-  await page.getByLabel('Password', { exact: true }).fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-}
+import type { TestApp, TestEnv } from '../helpers/app.js';
+import { accessibilityProblems, hasChromium } from '../helpers/browser.js';
+import { type DashboardStage, exactHeading as heading, signedInPage, startDashboardStage } from './dashboard-stage.js';
 
 describe.skipIf(!hasChromium)('the dashboard\'s invitations screen in a real browser (headless Chromium)', () => {
+  let stage: DashboardStage;
   let t: TestApp;
-  let browser: Browser;
-  let base: string;
   const tag = `inv${randomBytes(4).toString('hex')}`;
 
   beforeAll(async () => {
-    t = await startTestApp();
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-    browser = await launchChromium();
+    stage = await startDashboardStage(tag);
+    ({ t } = stage);
   }, 180_000);
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-  });
+  afterAll(() => stage?.close());
 
   async function environment(name: string): Promise<TestEnv> {
     const created = await t.admin.post('/environments', { name });
     expect(created.statusCode, created.body).toBe(201);
     return { ...created.json(), name };
-  }
-
-  /** A signed-in operator's fresh browser profile on `path`; the test fails on any foreign request or CSP report. */
-  async function signedInPage(path: string) {
-    const operator = await givenOperator(t);
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    const foreign: string[] = [];
-    const refused: string[] = [];
-    page.on('request', (request) => { if (!request.url().startsWith(base)) foreign.push(request.url()); });
-    page.on('console', (message) => { if (/Content Security Policy/i.test(message.text())) refused.push(message.text()); });
-    await page.goto(`${base}/dashboard${path}`);
-    await signIn(page, operator.email, operator.password);
-    return { context, page, foreign, refused };
   }
 
   const rows = (page: Page) => page.getByRole('table', { name: 'All invitations' }).locator('tbody tr');
@@ -57,7 +28,7 @@ describe.skipIf(!hasChromium)('the dashboard\'s invitations screen in a real bro
 
   it('shows the empty state, then invites, resends (a second mail) and revokes behind a confirmation', async () => {
     const env = await environment(`${tag}-flow`);
-    const { context, page, foreign, refused } = await signedInPage(`/environments/${env.id}/invitations`);
+    const { context, page, foreign, refused } = await signedInPage(stage, `/environments/${env.id}/invitations`);
     await expect.poll(() => heading(page, 'Invitations').count()).toBe(1);
     await expect.poll(() => page.getByText('This environment has sent no invitations yet.').count()).toBe(1);
     expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Invitations' }).getAttribute('aria-current')).toBe('page');
@@ -116,7 +87,7 @@ describe.skipIf(!hasChromium)('the dashboard\'s invitations screen in a real bro
     const revoked = (await stored(env, emails[7]))[0];
     expect((await t.server(env).post(`/invitations/${revoked.id}/revoke`)).statusCode).toBe(200);
 
-    const { context, page } = await signedInPage(`/environments/${env.id}/invitations`);
+    const { context, page } = await signedInPage(stage, `/environments/${env.id}/invitations`);
     await expect.poll(() => rows(page).count()).toBe(25);
     const firstPage = await rows(page).locator('td:first-child').allTextContents();
     await page.getByRole('link', { name: 'Next page' }).click();

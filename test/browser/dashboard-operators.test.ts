@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accessibilityProblems, hasChromium, launchChromium } from '../helpers/browser.js';
 import { PATIENCE_MS } from '../helpers/patience.js';
 import { httpRequest, spawnServer, type ServerProcess } from '../helpers/processes.js';
+import { heading, watchedPage } from './dashboard-stage.js';
 
 /**
  * The operator's first steps as a fresh install takes them, against a real server process (the embedded
@@ -22,7 +23,6 @@ const PASSWORD = 'a long operator passphrase';
 const LOCKOUT_ATTEMPTS = 5;
 
 const run = promisify(execFile);
-const heading = (page: Page, name: string) => page.getByRole('heading', { level: 1, name });
 
 /** A PostgreSQL database of the file's own (an operator is one per database), created now; its URL and how to drop it. */
 async function ownPostgres(testDatabaseUrl: string) {
@@ -80,17 +80,6 @@ describe.skipIf(!hasChromium)('operators in the dashboard: created with the CLI,
     return run('node', ['bin/gatehouse.js', ...args], { env });
   }
 
-  /** A fresh browser profile that fails the test on any request leaving Gatehouse's origin or any CSP report. */
-  async function freshPage() {
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    const foreign: string[] = [];
-    const refused: string[] = [];
-    page.on('request', (request) => { if (!request.url().startsWith(base)) foreign.push(request.url()); });
-    page.on('console', (message) => { if (/Content Security Policy/i.test(message.text())) refused.push(message.text()); });
-    return { context, page, foreign, refused };
-  }
-
   /** Submits the sign-in form and answers the status of the sign-in request it sent. */
   async function signIn(page: Page, email: string, password: string) {
     await page.getByLabel('Email', { exact: true }).fill(email);
@@ -110,7 +99,7 @@ describe.skipIf(!hasChromium)('operators in the dashboard: created with the CLI,
     const link = /^setPasswordUrl: (\S+)$/m.exec(stdout)?.[1];
     expect(link, stdout).toMatch(new RegExp(`^${base.replace(/\./g, '\\.')}/dashboard/set-password\\?token=opw_[A-Za-z0-9_-]{20,}$`));
 
-    const { context, page, foreign, refused } = await freshPage();
+    const { context, page, foreign, refused } = await watchedPage({ browser, base });
     await page.goto(link!);
     await expect.poll(() => heading(page, 'Choose your password').count()).toBe(1);
     expect(await page.title()).toBe('Choose your password · Gatehouse dashboard');
@@ -142,7 +131,7 @@ describe.skipIf(!hasChromium)('operators in the dashboard: created with the CLI,
     expect(await accessibilityProblems(page)).toEqual([]);
 
     // The link works once: opened again (another browser), it is refused and sets nothing.
-    const again = await freshPage();
+    const again = await watchedPage({ browser, base });
     await again.page.goto(link!);
     await again.page.getByLabel('New password', { exact: true }).fill('another long passphrase');
     await again.page.getByRole('button', { name: 'Set password' }).click();
@@ -158,7 +147,7 @@ describe.skipIf(!hasChromium)('operators in the dashboard: created with the CLI,
   it('locks an operator out after five wrong passwords in a row: the right password is then refused on the screen, as after four it is not', async () => {
     const [fourTimes, fiveTimes] = [operatorEmail(), operatorEmail()];
     for (const email of [fourTimes, fiveTimes]) await gatehouse('operators', 'create', '--email', email, '--password', PASSWORD);
-    const { context, page, foreign, refused } = await freshPage();
+    const { context, page, foreign, refused } = await watchedPage({ browser, base });
 
     // Four wrong passwords leave the account open: the fifth attempt, right, signs in.
     await page.goto(`${base}/dashboard/sign-in`);

@@ -1,53 +1,20 @@
 import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
-import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
-import { accessibilityProblems, hasChromium, launchChromium } from '../helpers/browser.js';
-import { givenOperator } from '../operators/support.js';
-
-const heading = (page: Page, name: string) => page.getByRole('heading', { level: 1, name, exact: true });
-
-async function signIn(page: Page, email: string, password: string) {
-  await page.getByLabel('Email', { exact: true }).fill(email);
-  await page.getByLabel('Password', { exact: true }).fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-}
+import type { TestApp, TestEnv } from '../helpers/app.js';
+import { accessibilityProblems, hasChromium } from '../helpers/browser.js';
+import { type DashboardStage, exactHeading as heading, signedInPage, startDashboardStage } from './dashboard-stage.js';
 
 describe.skipIf(!hasChromium)('the dashboard\'s organizations screens in a real browser (headless Chromium)', () => {
+  let stage: DashboardStage;
   let t: TestApp;
-  let browser: Browser;
-  let base: string;
   let env: TestEnv;
   const tag = `orgs${randomBytes(4).toString('hex')}`;
 
   beforeAll(async () => {
-    t = await startTestApp();
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-    const created = await t.admin.post('/environments', { name: tag });
-    expect(created.statusCode, created.body).toBe(201);
-    env = { ...created.json(), name: tag };
-    browser = await launchChromium();
+    stage = await startDashboardStage(tag);
+    ({ t, env } = stage);
   }, 180_000);
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-  });
-
-  /** A signed-in operator's fresh browser profile on `path`; the test fails on any foreign request or CSP report. */
-  async function signedInPage(path: string) {
-    const operator = await givenOperator(t);
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    const foreign: string[] = [];
-    const refused: string[] = [];
-    page.on('request', (request) => { if (!request.url().startsWith(base)) foreign.push(request.url()); });
-    page.on('console', (message) => { if (/Content Security Policy/i.test(message.text())) refused.push(message.text()); });
-    await page.goto(`${base}/dashboard${path}`);
-    await signIn(page, operator.email, operator.password);
-    return { context, page, foreign, refused };
-  }
+  afterAll(() => stage?.close());
 
   const membersOf = async (organizationId: string) =>
     (await t.server(env).get(`/organizations/${organizationId}/members`)).json().items.map((m: { userId: string; role: string }) => [m.userId, m.role]);
@@ -58,7 +25,7 @@ describe.skipIf(!hasChromium)('the dashboard\'s organizations screens in a real 
     const ada = created.json();
     // Its email contains ada's: the dashboard adds the user whose email is exactly the one typed.
     expect((await t.server(env).post('/users', { email: `xada-${tag}@example.com` })).statusCode).toBe(201);
-    const { context, page, foreign, refused } = await signedInPage(`/environments/${env.id}/organizations`);
+    const { context, page, foreign, refused } = await signedInPage(stage, `/environments/${env.id}/organizations`);
 
     await expect.poll(() => heading(page, 'Organizations').count()).toBe(1);
     await expect.poll(() => page.getByText('This environment has no organizations yet.').count()).toBe(1);
@@ -167,7 +134,7 @@ describe.skipIf(!hasChromium)('the dashboard\'s organizations screens in a real 
       expect(res.statusCode, res.body).toBe(201);
     }
     await t.server(other).post('/organizations', { name: 'Globex' });
-    const { context, page } = await signedInPage(`/environments/${other.id}/organizations`);
+    const { context, page } = await signedInPage(stage, `/environments/${other.id}/organizations`);
     const names = () => page.getByRole('table', { name: 'All organizations' }).locator('tbody tr td:first-child').allTextContents();
     await expect.poll(async () => (await names()).length).toBe(25);
     const first = await names();
@@ -199,7 +166,7 @@ describe.skipIf(!hasChromium)('the dashboard\'s organizations screens in a real 
     const quiet = (await t.admin.post('/environments', { name: `${tag}-quiet`, settings: { hostedPages: { enabled: false } } })).json() as TestEnv;
     const owner = (await t.server(quiet).post('/users', { email: `owner-${tag}@example.com` })).json();
     const org = (await t.server(quiet).post('/organizations', { name: 'Initech', createdBy: owner.id })).json();
-    const { context, page } = await signedInPage(`/environments/${quiet.id}/organizations/${org.id}`);
+    const { context, page } = await signedInPage(stage, `/environments/${quiet.id}/organizations/${org.id}`);
     await expect.poll(() => heading(page, 'Initech').count()).toBe(1);
 
     await page.getByLabel(`Role of owner-${tag}@example.com`, { exact: true }).selectOption('member');
@@ -220,7 +187,7 @@ describe.skipIf(!hasChromium)('the dashboard\'s organizations screens in a real 
   });
 
   it('shows a missing organization as the problem the Server API answered', async () => {
-    const { context, page } = await signedInPage(`/environments/${env.id}/organizations/0193e0a0-0000-7000-8000-00000000dead`);
+    const { context, page } = await signedInPage(stage, `/environments/${env.id}/organizations/0193e0a0-0000-7000-8000-00000000dead`);
     await expect.poll(() => page.getByRole('alert').textContent()).toContain('organization_not_found');
     expect(await accessibilityProblems(page)).toEqual([]);
     await context.close();

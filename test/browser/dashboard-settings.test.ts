@@ -1,63 +1,33 @@
 import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
-import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
-import { accessibilityProblems, hasChromium, launchChromium } from '../helpers/browser.js';
+import type { TestApp, TestEnv } from '../helpers/app.js';
+import { accessibilityProblems, hasChromium } from '../helpers/browser.js';
 import { PATIENCE_MS } from '../helpers/patience.js';
-import { givenOperator } from '../operators/support.js';
+import { type DashboardStage, heading, signedInPage, startDashboardStage } from './dashboard-stage.js';
 
 /** Waits, as long as a busy machine may need, for what the page is on its way to show. */
 const eventually = <T>(read: () => Promise<T> | T) => expect.poll(read, { timeout: PATIENCE_MS, interval: 50 });
 
-async function signIn(page: Page, email: string, password: string) {
-  await page.getByLabel('Email', { exact: true }).fill(email);
-  await page.getByLabel('Password', { exact: true }).fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-}
-
-const heading = (page: Page, name: string) => page.getByRole('heading', { level: 1, name });
-
 describe.skipIf(!hasChromium)('the environment screens of the dashboard in a real browser (headless Chromium)', () => {
+  let stage: DashboardStage;
   let t: TestApp;
-  let browser: Browser;
   let base: string;
   let env: TestEnv;
   const tag = `settings${randomBytes(4).toString('hex')}`;
 
   beforeAll(async () => {
-    t = await startTestApp();
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-    const created = await t.admin.post('/environments', { name: tag });
-    expect(created.statusCode, created.body).toBe(201);
-    env = { ...created.json(), name: tag };
-    browser = await launchChromium();
+    stage = await startDashboardStage(tag);
+    ({ t, base, env } = stage);
   }, 180_000);
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-  });
+  afterAll(() => stage?.close());
 
-  /** A signed-in operator on a fresh browser profile that records any request leaving Gatehouse's origin and any CSP report. */
-  async function signedInPage(path: string) {
-    const operator = await givenOperator(t);
-    const context = await browser.newContext();
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
-    const page = await context.newPage();
-    const foreign: string[] = [];
-    const refused: string[] = [];
-    page.on('request', (request) => { if (!request.url().startsWith(base)) foreign.push(request.url()); });
-    page.on('console', (message) => { if (/Content Security Policy/i.test(message.text())) refused.push(message.text()); });
-    await page.goto(`${base}/dashboard${path}`);
-    await signIn(page, operator.email, operator.password);
-    return { context, page, foreign, refused };
-  }
+  // The secret key screen's copy button writes to the clipboard.
+  const signedInWithClipboard = (path: string) => signedInPage(stage, path, { permissions: ['clipboard-read', 'clipboard-write'] });
 
   const settingsOf = async (id: string) => (await t.admin.get(`/environments/${id}`)).json().settings;
 
   it('changes settings through the generated form, sends only what changed, keeps them across a reload, and shows refused fields next to them', async () => {
-    const { context, page, foreign, refused } = await signedInPage(`/environments/${env.id}/settings`);
+    const { context, page, foreign, refused } = await signedInWithClipboard(`/environments/${env.id}/settings`);
     await eventually(() => heading(page, 'Environment settings').count()).toBe(1);
     expect(new URL(page.url()).pathname).toBe(`/dashboard/environments/${env.id}/settings`);
     const passwords = page.getByRole('group', { name: 'Password policy' });
@@ -118,7 +88,7 @@ describe.skipIf(!hasChromium)('the environment screens of the dashboard in a rea
   });
 
   it('creates a secret key shown once with a copy button, and revokes it so it no longer authenticates', async () => {
-    const { context, page, foreign, refused } = await signedInPage(`/environments/${env.id}/settings`);
+    const { context, page, foreign, refused } = await signedInWithClipboard(`/environments/${env.id}/settings`);
     const section = page.getByRole('region', { name: 'Secret keys' });
     await eventually(() => section.locator('tbody tr').count()).toBe(1);
     expect(await section.locator('tbody tr').first().textContent()).toContain(`sk_…${env.secretKey.slice(-4)}`);
@@ -158,7 +128,7 @@ describe.skipIf(!hasChromium)('the environment screens of the dashboard in a rea
   });
 
   it("adds an allowed origin, shows the server's refusal of a bad one, and removes it after a confirmation", async () => {
-    const { context, page } = await signedInPage(`/environments/${env.id}/settings`);
+    const { context, page } = await signedInWithClipboard(`/environments/${env.id}/settings`);
     const section = page.getByRole('region', { name: 'Allowed origins' });
     await eventually(() => section.getByText('No origin is allowed yet.').count()).toBe(1);
 
@@ -184,7 +154,7 @@ describe.skipIf(!hasChromium)('the environment screens of the dashboard in a rea
   });
 
   it('adds, edits and deletes an OAuth provider, never showing its client secret', async () => {
-    const { context, page } = await signedInPage(`/environments/${env.id}/settings`);
+    const { context, page } = await signedInWithClipboard(`/environments/${env.id}/settings`);
     const section = page.getByRole('region', { name: 'OAuth providers' });
     await eventually(() => section.getByText('No external provider is set up.').count()).toBe(1);
 
@@ -226,7 +196,7 @@ describe.skipIf(!hasChromium)('the environment screens of the dashboard in a rea
   });
 
   it('rotates the signing key and revokes the retired one, each after a confirmation', async () => {
-    const { context, page } = await signedInPage(`/environments/${env.id}/settings`);
+    const { context, page } = await signedInWithClipboard(`/environments/${env.id}/settings`);
     const section = page.getByRole('region', { name: 'Signing keys' });
     await eventually(() => section.locator('tbody tr').count()).toBe(1);
     const first = (await t.admin.get(`/environments/${env.id}/signing-keys`)).json().items[0];
@@ -254,7 +224,7 @@ describe.skipIf(!hasChromium)('the environment screens of the dashboard in a rea
   });
 
   it('lists environments with links to their users and settings, and creates one whose first secret key is shown once', async () => {
-    const { context, page, foreign, refused } = await signedInPage('/environments');
+    const { context, page, foreign, refused } = await signedInWithClipboard('/environments');
     await eventually(() => heading(page, 'Environments').count()).toBe(1);
     await eventually(() => page.getByRole('link', { name: `Settings of ${tag}` }).count()).toBe(1);
     expect(await page.getByRole('link', { name: `Users of ${tag}` }).getAttribute('href')).toBe(`/dashboard/environments/${env.id}/users`);

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enrolTotp } from '../factors/support.js';
 import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
@@ -8,12 +8,11 @@ import { accessibilityProblems, browserStage, hasChromium, launchChromium } from
 import { PASSWORD } from '../helpers/given.js';
 import { PATIENCE_MS } from '../helpers/patience.js';
 import { expectProblem } from '../helpers/problem.js';
-import { givenOperator } from '../operators/support.js';
+import { heading, signedInPage } from './dashboard-stage.js';
 
 /** The customer's support landing page, on its own origin. */
 const LANDING_PAGE = '<!doctype html><title>support landing</title><p>landed</p>';
 
-const heading = (page: Page, name: string) => page.getByRole('heading', { level: 1, name });
 const poll = { timeout: PATIENCE_MS };
 const bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value), 'utf8');
 
@@ -40,27 +39,11 @@ describe.skipIf(!hasChromium)('the dashboard\'s user screens in a real browser (
     await t?.close();
   });
 
-  /** A fresh browser profile, signed in as a new operator, that records requests leaving Gatehouse and CSP reports. */
-  async function signedInPage(path: string) {
-    const operator = await givenOperator(t);
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    const foreign: string[] = [];
-    const refused: string[] = [];
-    page.on('request', (request) => { if (!request.url().startsWith(base)) foreign.push(request.url()); });
-    page.on('console', (message) => { if (/Content Security Policy/i.test(message.text())) refused.push(message.text()); });
-    await page.goto(`${base}/dashboard${path}`);
-    await page.getByLabel('Email', { exact: true }).fill(operator.email);
-    await page.getByLabel('Password', { exact: true }).fill(operator.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    return { operator, context, page, foreign, refused };
-  }
-
   const stored = async (userId: string) => (await t.server(env).get(`/users/${userId}`)).json();
   const sessionsOf = async (userId: string) => (await t.server(env).get(`/users/${userId}/sessions`)).json().items as { id: string; status: string }[];
 
   it('creates a user, edits each metadata bag within the budget, revokes sessions, resets factors and deletes the user', async () => {
-    const { context, page, foreign, refused } = await signedInPage(`/environments/${env.id}/users`);
+    const { context, page, foreign, refused } = await signedInPage({ t, base, browser }, `/environments/${env.id}/users`);
     await expect.poll(() => heading(page, 'Users').count(), poll).toBe(1);
     await page.getByRole('link', { name: 'Create user' }).click();
     await expect.poll(() => heading(page, 'Create user').count(), poll).toBe(1);
@@ -163,7 +146,7 @@ describe.skipIf(!hasChromium)('the dashboard\'s user screens in a real browser (
 
   it('impersonates with a required reason: the quota is shown, a new tab opens signed in as the user, and the events appear in their audit events and in the audit log', async () => {
     const target = await t.given.user(env, { email: `${tag}-target@example.com` });
-    const { operator, context, page, foreign, refused } = await signedInPage(`/environments/${env.id}/users/${target.id}`);
+    const { operator, context, page, foreign, refused } = await signedInPage({ t, base, browser }, `/environments/${env.id}/users/${target.id}`);
     await expect.poll(() => heading(page, target.email!).count(), poll).toBe(1);
     const before = (await t.server(env).get('/impersonations/usage')).json();
     await expect.poll(() => page.locator('#impersonation-quota').textContent(), poll)

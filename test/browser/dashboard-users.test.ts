@@ -1,32 +1,27 @@
 import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
-import { accessibilityProblems, hasChromium, launchChromium } from '../helpers/browser.js';
+import type { TestApp, TestEnv } from '../helpers/app.js';
+import { accessibilityProblems, hasChromium } from '../helpers/browser.js';
 import { givenOperator } from '../operators/support.js';
+import { type DashboardStage, heading, signIn, startDashboardStage, watchedPage } from './dashboard-stage.js';
 
 const PAGE_SIZE = 25;
 const WALKERS = 30;
 
-const heading = (page: Page, name: string) => page.getByRole('heading', { level: 1, name });
 const emailCells = (page: Page) => page.locator('tbody tr td:first-child').allTextContents();
 
 describe.skipIf(!hasChromium)('the users screen: one search by email, name or metadata, kept in the URL (headless Chromium)', () => {
+  let stage: DashboardStage;
   let t: TestApp;
-  let browser: Browser;
   let base: string;
   let env: TestEnv;
   let operator: { email: string; password: string };
   const tag = `users${randomBytes(4).toString('hex')}`;
 
   beforeAll(async () => {
-    t = await startTestApp();
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-    const created = await t.admin.post('/environments', { name: tag });
-    expect(created.statusCode, created.body).toBe(201);
-    env = { ...created.json(), name: tag };
+    stage = await startDashboardStage(tag);
+    ({ t, base, env } = stage);
     const server = t.server(env);
     const people = [
       { email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace', publicMetadata: { plan: 'pro', onboarding: { completed: true } }, privateMetadata: { tier: 2 } },
@@ -36,28 +31,18 @@ describe.skipIf(!hasChromium)('the users screen: one search by email, name or me
     ];
     for (const person of people) expect((await server.post('/users', person)).statusCode).toBe(201);
     operator = await givenOperator(t);
-    browser = await launchChromium();
   }, 180_000);
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-  });
+  afterAll(() => stage?.close());
 
   /** A fresh browser profile, signed in, on the users screen with `search`; it fails the test on foreign requests or CSP reports. */
   async function signedInOn(search: string) {
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    const foreign: string[] = [];
-    const refused: string[] = [];
-    page.on('request', (request) => { if (!request.url().startsWith(base)) foreign.push(request.url()); });
-    page.on('console', (message) => { if (/Content Security Policy/i.test(message.text())) refused.push(message.text()); });
+    const watched = await watchedPage(stage);
+    const { page } = watched;
     await page.goto(`${base}/dashboard/environments/${env.id}/users${search}`);
     await expect.poll(() => heading(page, 'Sign in to the dashboard').count()).toBe(1);
-    await page.getByLabel('Email', { exact: true }).fill(operator.email);
-    await page.getByLabel('Password', { exact: true }).fill(operator.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(page, operator.email, operator.password);
     await expect.poll(() => heading(page, 'Users').count()).toBe(1);
-    return { context, page, foreign, refused };
+    return watched;
   }
 
   const params = (page: Page) => Object.fromEntries(new URL(page.url()).searchParams);

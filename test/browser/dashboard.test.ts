@@ -1,13 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
-import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uuidv7 } from 'uuidv7';
 import { jsonb } from '../../src/platform/db/database.js';
 import { codeAt, STEP_MS } from '../factors/support.js';
-import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
-import { accessibilityProblems, hasChromium, launchChromium } from '../helpers/browser.js';
+import type { TestApp, TestEnv } from '../helpers/app.js';
+import { accessibilityProblems, hasChromium } from '../helpers/browser.js';
 import { asDashboard, givenOperator, signedInOperator } from '../operators/support.js';
+import { type DashboardStage, heading, signIn, startDashboardStage, watchedPage } from './dashboard-stage.js';
 
 const USERS = 10_000;
 const PAGE_SIZE = 25;
@@ -53,51 +52,24 @@ async function enrolOperatorTotp(t: TestApp, cookie: string) {
   return secret as string;
 }
 
-async function signIn(page: Page, email: string, password: string) {
-  await page.getByLabel('Email', { exact: true }).fill(email);
-  await page.getByLabel('Password', { exact: true }).fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-}
-
-const heading = (page: Page, name: string) => page.getByRole('heading', { level: 1, name });
-
 describe.skipIf(!hasChromium)('the operator dashboard in a real browser (headless Chromium)', () => {
+  let stage: DashboardStage;
   let t: TestApp;
-  let browser: Browser;
   let base: string;
   let env: TestEnv;
   let emails: string[];
   const tag = `dash${randomBytes(4).toString('hex')}`;
 
   beforeAll(async () => {
-    t = await startTestApp();
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-    const created = await t.admin.post('/environments', { name: tag });
-    expect(created.statusCode, created.body).toBe(201);
-    env = { ...created.json(), name: tag };
+    stage = await startDashboardStage(tag);
+    ({ t, base, env } = stage);
     emails = await seedUsers(t, env, USERS, tag);
-    browser = await launchChromium();
   }, 180_000);
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-  });
-
-  /** A fresh browser profile that fails the test on any request leaving Gatehouse's origin or any CSP report. */
-  async function freshPage() {
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    const foreign: string[] = [];
-    const refused: string[] = [];
-    page.on('request', (request) => { if (!request.url().startsWith(base)) foreign.push(request.url()); });
-    page.on('console', (message) => { if (/Content Security Policy/i.test(message.text())) refused.push(message.text()); });
-    return { context, page, foreign, refused };
-  }
+  afterAll(() => stage?.close());
 
   it('signs an operator in, picks the environment, finds one user among 10,000 by email, and bans and unbans them', async () => {
     const operator = await givenOperator(t);
-    const { context, page, foreign, refused } = await freshPage();
+    const { context, page, foreign, refused } = await watchedPage(stage);
     await page.goto(`${base}/dashboard`);
     await expect.poll(() => heading(page, 'Sign in to the dashboard').count()).toBe(1);
     expect(new URL(page.url()).pathname).toBe('/dashboard/sign-in');
@@ -174,7 +146,7 @@ describe.skipIf(!hasChromium)('the operator dashboard in a real browser (headles
     const operator = await signedInOperator(t);
     const secret = await enrolOperatorTotp(t, operator.cookie);
     const user = (await t.server(env).get(`/users?emailSearch=${encodeURIComponent(emails[7])}`)).json().items[0];
-    const { context, page } = await freshPage();
+    const { context, page } = await watchedPage(stage);
     await page.goto(`${base}/dashboard/environments/${env.id}/users/${user.id}`);
     await expect.poll(() => heading(page, 'Sign in to the dashboard').count()).toBe(1);
     await signIn(page, operator.email, operator.password);
@@ -194,7 +166,7 @@ describe.skipIf(!hasChromium)('the operator dashboard in a real browser (headles
 
   it('shows a missing user as the problem the Server API answered', async () => {
     const operator = await givenOperator(t);
-    const { context, page } = await freshPage();
+    const { context, page } = await watchedPage(stage);
     await page.goto(`${base}/dashboard/environments/${env.id}/users/0193e0a0-0000-7000-8000-00000000dead`);
     await signIn(page, operator.email, operator.password);
     await expect.poll(() => page.getByRole('alert').textContent()).toContain('user_not_found');
