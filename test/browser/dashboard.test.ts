@@ -67,7 +67,7 @@ describe.skipIf(!hasChromium)('the operator dashboard in a real browser (headles
   }, 180_000);
   afterAll(() => stage?.close());
 
-  it('signs an operator in, picks the environment, finds one user among 10,000 by email, and bans and unbans them', async () => {
+  it('signs an operator in, picks the environment, finds one user among 10,000 by email, bans and unbans them, and edits their metadata', async () => {
     const operator = await givenOperator(t);
     const { context, page, foreign, refused } = await watchedPage(stage);
     await page.goto(`${base}/dashboard`);
@@ -136,6 +136,13 @@ describe.skipIf(!hasChromium)('the operator dashboard in a real browser (headles
     await expect.poll(() => page.locator('.badge').textContent()).toBe('Active');
     expect((await t.server(env).get(`/users/${userId}`)).json().status).toBe('active');
     expect(await accessibilityProblems(page)).toEqual([]);
+
+    // Their metadata, edited in place: the private bag is stored, the others are left as they were.
+    await page.getByLabel('Private metadata').fill('{"supportTier": "gold"}');
+    await page.getByRole('button', { name: 'Save metadata' }).click();
+    await expect.poll(() => page.getByRole('status').filter({ hasText: 'Metadata saved.' }).count()).toBe(1);
+    expect((await t.server(env).get(`/users/${userId}`)).json())
+      .toMatchObject({ privateMetadata: { supportTier: 'gold' }, publicMetadata: {}, unsafeMetadata: {} });
 
     expect(foreign).toEqual([]);
     expect(refused).toEqual([]);
