@@ -116,6 +116,9 @@ describe.skipIf(!hasChromium)('the operator dashboard in a real browser (headles
     expect(await page.locator('.badge').textContent()).toBe('Active');
     expect(await accessibilityProblems(page)).toEqual([]);
 
+    // The user's app writes a key while the screen is open; the ban below brings it into the screen's copy of the user.
+    expect((await t.server(env).patch(`/users/${userId}/metadata`, { unsafeMetadata: { theme: 'dark' } })).statusCode).toBe(200);
+
     // Escape closes the confirmation and bans no one.
     await page.getByRole('button', { name: 'Ban user' }).click();
     const dialog = page.getByRole('dialog', { name: 'Ban this user?' });
@@ -137,12 +140,13 @@ describe.skipIf(!hasChromium)('the operator dashboard in a real browser (headles
     expect((await t.server(env).get(`/users/${userId}`)).json().status).toBe('active');
     expect(await accessibilityProblems(page)).toEqual([]);
 
-    // Their metadata, edited in place: the private bag is stored, the others are left as they were.
+    // Their metadata, edited in place: the private bag is stored, and the key written meanwhile is kept (the editor
+    // sends what the operator changed from what it showed, never the app's key as removed).
     await page.getByLabel('Private metadata').fill('{"supportTier": "gold"}');
     await page.getByRole('button', { name: 'Save metadata' }).click();
     await expect.poll(() => page.getByRole('status').filter({ hasText: 'Metadata saved.' }).count()).toBe(1);
     expect((await t.server(env).get(`/users/${userId}`)).json())
-      .toMatchObject({ privateMetadata: { supportTier: 'gold' }, publicMetadata: {}, unsafeMetadata: {} });
+      .toMatchObject({ privateMetadata: { supportTier: 'gold' }, publicMetadata: {}, unsafeMetadata: { theme: 'dark' } });
 
     expect(foreign).toEqual([]);
     expect(refused).toEqual([]);

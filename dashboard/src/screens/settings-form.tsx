@@ -80,14 +80,18 @@ interface FieldContext { errors: Map<string, string>; onChange: (path: string[],
 export function SettingsForm({ environment }: { environment: Environment }) {
   const queryClient = useQueryClient();
   const saved = environment.settings as unknown as JsonObject;
+  // The settings as the form was filled (or last saved): the patch is what the operator changed from them, so
+  // a setting another operator changed meanwhile (a refetch updates `environment`) is never sent back.
+  const [base, setBase] = useState<JsonObject>(saved);
   const [draft, setDraft] = useState<JsonObject>(saved);
   const [message, setMessage] = useState('');
-  const patch = changesOf(saved, draft);
+  const patch = changesOf(base, draft);
   const dirty = Object.keys(patch).length > 0;
   const save = useMutation({
     mutationFn: (settings: JsonObject) => adminApi.updateEnvironment({ id: environment.id, settings }),
     onSuccess: (updated, sent) => {
       queryClient.setQueryData(['environment', environment.id], updated);
+      setBase(updated.settings as unknown as JsonObject);
       setDraft(updated.settings as unknown as JsonObject);
       setMessage(`Saved: ${changedNames(sent).join(', ')}.`);
       void queryClient.invalidateQueries({ queryKey: ['environments'] });
@@ -109,7 +113,7 @@ export function SettingsForm({ environment }: { environment: Environment }) {
       <ObjectFields schema={SCHEMA} value={draft} path={[]} context={context} />
       <div className="actions settings-save">
         <button type="submit" className="primary" disabled={save.isPending}>{save.isPending ? 'Saving…' : 'Save settings'}</button>
-        <button type="button" disabled={!dirty || save.isPending} onClick={() => { save.reset(); setMessage(''); setDraft(saved); }}>Discard changes</button>
+        <button type="button" disabled={!dirty || save.isPending} onClick={() => { save.reset(); setMessage(''); setBase(saved); setDraft(saved); }}>Discard changes</button>
         <p role="status" className="settings-state">{message || (dirty ? 'You have unsaved changes.' : '')}</p>
       </div>
       <ProblemMessage error={save.error} />

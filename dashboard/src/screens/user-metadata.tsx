@@ -34,7 +34,7 @@ function withoutNulls(bag: JsonObject): JsonObject {
  */
 export function mergePatch(current: JsonObject, edited: JsonObject): JsonObject {
   const patch: JsonObject = {};
-  for (const key of Object.keys(current)) if (!(key in edited)) patch[key] = null;
+  for (const key of Object.keys(current)) if (!Object.hasOwn(edited, key)) patch[key] = null;
   for (const [key, value] of Object.entries(edited)) {
     const before = current[key];
     if (isObject(value) && isObject(before)) {
@@ -57,6 +57,10 @@ function parse(text: string): { value: JsonObject } | { error: string } {
 }
 
 const pretty = (bag: JsonObject) => JSON.stringify(bag, null, 2);
+const bagsOf = (user: User): Record<Bag, JsonObject> =>
+  ({ publicMetadata: user.publicMetadata as JsonObject, privateMetadata: user.privateMetadata as JsonObject, unsafeMetadata: user.unsafeMetadata as JsonObject });
+const textsOf = (bags: Record<Bag, JsonObject>): Record<Bag, string> =>
+  ({ publicMetadata: pretty(bags.publicMetadata), privateMetadata: pretty(bags.privateMetadata), unsafeMetadata: pretty(bags.unsafeMetadata) });
 
 /**
  * The three metadata bags as JSON editors with the 8 KB budget they share, counted as the server counts it
@@ -64,17 +68,17 @@ const pretty = (bag: JsonObject) => JSON.stringify(bag, null, 2);
  */
 export function MetadataEditor({ user, environmentId }: { user: User; environmentId: string }) {
   const queryClient = useQueryClient();
-  const stored = (bag: Bag) => user[bag] as JsonObject;
-  const [texts, setTexts] = useState<Record<Bag, string>>(() => ({
-    publicMetadata: pretty(stored('publicMetadata')), privateMetadata: pretty(stored('privateMetadata')), unsafeMetadata: pretty(stored('unsafeMetadata')),
-  }));
+  // The bags as the editors were filled (or last saved): the patch is what the operator changed from them, so a
+  // key written meanwhile by the app or a backend (a refetch updates `user`) is never sent back as removed.
+  const [shown, setShown] = useState<Record<Bag, JsonObject>>(() => bagsOf(user));
+  const [texts, setTexts] = useState<Record<Bag, string>>(() => textsOf(shown));
   const [saved, setSaved] = useState('');
   const [attempted, setAttempted] = useState(false);
   const parsed = Object.fromEntries(BAGS.map(({ key }) => [key, parse(texts[key])])) as Record<Bag, ReturnType<typeof parse>>;
   const valid = BAGS.every(({ key }) => 'value' in parsed[key]);
   const bytes = BAGS.reduce((sum, { key }) => {
     const result = parsed[key];
-    return sum + bytesOf('value' in result ? withoutNulls(result.value) : stored(key));
+    return sum + bytesOf('value' in result ? withoutNulls(result.value) : shown[key]);
   }, 0);
   const over = bytes > METADATA_BUDGET_BYTES;
   const patch: Partial<Record<Bag, JsonObject>> = {};
@@ -82,7 +86,7 @@ export function MetadataEditor({ user, environmentId }: { user: User; environmen
     for (const { key } of BAGS) {
       const result = parsed[key];
       if (!('value' in result)) continue;
-      const changes = mergePatch(stored(key), result.value);
+      const changes = mergePatch(shown[key], result.value);
       if (Object.keys(changes).length > 0) patch[key] = changes;
     }
   }
@@ -92,7 +96,9 @@ export function MetadataEditor({ user, environmentId }: { user: User; environmen
     mutationFn: () => serverApi(environmentId).mergeUserMetadata({ userId: user.id, ...patch }),
     onSuccess: (updated) => {
       queryClient.setQueryData(['user', environmentId, user.id], updated);
-      setTexts({ publicMetadata: pretty(updated.publicMetadata), privateMetadata: pretty(updated.privateMetadata), unsafeMetadata: pretty(updated.unsafeMetadata) });
+      const bags = bagsOf(updated);
+      setShown(bags);
+      setTexts(textsOf(bags));
       setSaved('Metadata saved.');
       setAttempted(false);
     },
