@@ -105,4 +105,19 @@ describe("an organization's invitations and roles on the Server API (a backend o
     });
     expectProblem(await t.server(env).get(`/organizations/${MISSING_ID}/roles`), 404, 'organization_not_found');
   });
+  it("never reaches another environment's organization or invitation: 404 as for a missing one, nothing written", async () => {
+    const [home, other] = [await t.given.environment(), await t.given.environment()];
+    const theirs = await createOrganization(t, other);
+    const theirInvitation = (await invite(other, theirs.id, 'ada@example.com')).json();
+    expectProblem(await invite(home, theirs.id, 'bob@example.com'), 404, 'organization_not_found');
+    expectProblem(await t.server(home).get(`/organizations/${theirs.id}/invitations`), 404, 'organization_not_found');
+    expectProblem(await t.server(home).get(`/organizations/${theirs.id}/roles`), 404, 'organization_not_found');
+    expectProblem(await t.server(home).post(`/organizations/${theirs.id}/invitations/${theirInvitation.id}/revoke`), 404, 'organization_not_found');
+    // Their invitation named under one of our organizations is no invitation of it.
+    const ours = await createOrganization(t, home);
+    expectProblem(await t.server(home).post(`/organizations/${ours.id}/invitations/${theirInvitation.id}/revoke`), 404, 'invitation_not_found');
+    const stored = await t.db.selectFrom('organization_invitations').select(['environment_id', 'status']).where('id', '=', theirInvitation.id).executeTakeFirstOrThrow();
+    expect(stored).toEqual({ environment_id: other.id, status: 'PENDING' });
+    expect(await t.db.selectFrom('organization_invitations').select('id').where('environment_id', '=', home.id).execute()).toEqual([]);
+  });
 });
