@@ -2,7 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { getRouteApi, Link } from '@tanstack/react-router';
 import { serverApi } from '../api/gatehouse.js';
 import { Page } from '../ui/page.js';
-import { Loading, ProblemMessage } from '../ui/states.js';
+import { Loaded } from '../ui/states.js';
 import { formatTime, Party, type AuditEvent } from './audit-parts.js';
 
 const route = getRouteApi('/signed-in/environments/$environmentId/audit-log/$eventId');
@@ -18,9 +18,7 @@ export function AuditEventScreen() {
   return (
     <>
       <p><Link to="/environments/$environmentId/audit-log" params={{ environmentId }}>← Audit log</Link></p>
-      {event.isPending && <Loading what="the audit event" />}
-      {event.error && <Page title="Audit event"><ProblemMessage error={event.error} /></Page>}
-      {event.data && <EventDetail event={event.data} environmentId={environmentId} />}
+      <Loaded query={event} what="the audit event" title="Audit event">{(data) => <EventDetail event={data} environmentId={environmentId} />}</Loaded>
     </>
   );
 }

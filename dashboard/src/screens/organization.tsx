@@ -5,7 +5,7 @@ import type { components } from '@gatehouse/sdk';
 import { serverApi } from '../api/gatehouse.js';
 import { ConfirmDialog } from '../ui/confirm.js';
 import { Page } from '../ui/page.js';
-import { Empty, Loading, ProblemMessage } from '../ui/states.js';
+import { Empty, Loaded, Loading, ProblemMessage } from '../ui/states.js';
 import { OrganizationInvitations } from './organization-invitations.js';
 import { OrganizationMembers } from './organization-members.js';
 import { organizationRolesQuery, type OrganizationRoles } from './organization-roles.js';
@@ -24,9 +24,9 @@ export function OrganizationScreen() {
   return (
     <>
       <p><Link to="/environments/$environmentId/organizations" params={{ environmentId }}>← All organizations</Link></p>
-      {organization.isPending && <Loading what="the organization" />}
-      {organization.error && <Page title="Organization"><ProblemMessage error={organization.error} /></Page>}
-      {organization.data && <OrganizationDetail organization={organization.data} environmentId={environmentId} />}
+      <Loaded query={organization} what="the organization" title="Organization">
+        {(data) => <OrganizationDetail organization={data} environmentId={environmentId} />}
+      </Loaded>
     </>
   );
 }

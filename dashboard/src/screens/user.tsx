@@ -4,7 +4,7 @@ import { useState } from 'react';
 import { serverApi, type User } from '../api/gatehouse.js';
 import { ConfirmDialog } from '../ui/confirm.js';
 import { Page } from '../ui/page.js';
-import { Loading, ProblemMessage } from '../ui/states.js';
+import { Loaded, ProblemMessage } from '../ui/states.js';
 import { StatusBadge } from '../ui/status.js';
 import { Impersonate } from './user-impersonate.js';
 import { MetadataEditor } from './user-metadata.js';
@@ -23,9 +23,7 @@ export function UserScreen() {
   return (
     <>
       <p><Link to="/environments/$environmentId/users" params={{ environmentId }}>← All users</Link></p>
-      {user.isPending && <Loading what="the user" />}
-      {user.error && <Page title="User"><ProblemMessage error={user.error} /></Page>}
-      {user.data && <UserDetail user={user.data} environmentId={environmentId} />}
+      <Loaded query={user} what="the user" title="User">{(data) => <UserDetail user={data} environmentId={environmentId} />}</Loaded>
     </>
   );
 }

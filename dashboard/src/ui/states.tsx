@@ -1,4 +1,7 @@
+import type { UseQueryResult } from '@tanstack/react-query';
+import type { ReactNode } from 'react';
 import { GatehouseError } from '../api/gatehouse.js';
+import { Page } from './page.js';
 
 /** A failed call, as the server's problem+json stated it (its detail and stable code), announced at once. */
 export function ProblemMessage({ error }: { error: unknown }) {
@@ -21,4 +24,11 @@ export function Loading({ what }: { what: string }) {
 
 export function Empty({ children }: { children: React.ReactNode }) {
   return <p className="empty">{children}</p>;
+}
+
+/** One record's screen: loading, then its problem under the screen's title, or the record as `children` shows it. */
+export function Loaded<T>({ query, what, title, children }: { query: UseQueryResult<T>; what: string; title: string; children: (data: T) => ReactNode }) {
+  if (query.isPending) return <Loading what={what} />;
+  if (query.error) return <Page title={title}><ProblemMessage error={query.error} /></Page>;
+  return <>{children(query.data as T)}</>;
 }
