@@ -99,6 +99,28 @@ describe('the session store behind the React hooks', () => {
     expect(calls.slice(-2)).toEqual(['setActiveOrganization', 'createSessionToken']);
   });
 
+  it('keeps the JWT cookie through a reload until the new token replaces it, and clears it once the session is gone', async () => {
+    const writes: string[] = [];
+    const page = globalThis as unknown as { document?: unknown };
+    page.document = { set cookie(value: string) { writes.push(value); } };
+    try {
+      const state = { signedIn: true };
+      const { client } = fakeClient(state);
+      const store = createSessionStore({ client, cookie: {} });
+      await store.start();
+      await store.reload();
+      expect(writes).toHaveLength(2);
+      expect(writes.every((write) => /^__gatehouse_jwt=ey[^;]+; Path=\/; Max-Age=60; SameSite=Lax$/.test(write))).toBe(true);
+
+      state.signedIn = false;
+      await store.reload();
+      expect(writes.slice(2)).toEqual(['__gatehouse_jwt=; Path=/; Max-Age=0; SameSite=Lax']);
+      store.stop();
+    } finally {
+      delete page.document;
+    }
+  });
+
   it('reports a failure to reach Gatehouse as the error, apart from a signed-out answer', async () => {
     const client = { getMe: async () => { throw new TypeError('fetch failed'); }, createSessionToken: async () => ({ token: await jwt() }) };
     const store = createSessionStore({ client: client as unknown as ClientPlane });

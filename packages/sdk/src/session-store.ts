@@ -125,7 +125,7 @@ export function createSessionStore(options: SessionStoreOptions) {
   /** Loads the user and the session; only the latest load may set them, so a sign-in during the first load stands. */
   async function reload(): Promise<void> {
     const load = ++loads;
-    cache.clear();
+    cache.clear({ untilNextAnswer: true });
     try {
       const [me, token] = await Promise.all([nullWhenSignedOut(options.client.getMe()), cache.getToken()]);
       if (load === loads) update({ user: me && token ? me : null, error: null });

@@ -74,11 +74,16 @@ export function createSessionTokenCache(options: SessionTokenCacheOptions) {
     peek: (): CachedToken | null => current,
     /** Milliseconds until the cached token is due for a refresh (0 when it is already), null without one. */
     refreshInMs: (): number | null => (current ? Math.max(0, current.expiresAtMs - marginMs(current) - now()) : null),
-    /** Forgets the token (sign-out, another session): requests still on their way are ignored. */
-    clear() {
+    /**
+     * Forgets the token (sign-out, another session): requests still on their way are ignored. `untilNextAnswer`
+     * tells no one: a reload replaces the token at once, and a cookie cleared meanwhile would sign the app's
+     * server out of a page rendered in between.
+     */
+    clear({ untilNextAnswer = false }: { untilNextAnswer?: boolean } = {}) {
       generation++;
       inFlight = null;
-      set(null);
+      if (untilNextAnswer) current = null;
+      else set(null);
     },
   };
 }
