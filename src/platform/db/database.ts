@@ -1,6 +1,6 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import { CLOSE_DEADLINE_MS, localNotifications, postgresNotifications, type Notifications } from './notifications.js';
+import { CLOSE_DEADLINE_MS, embeddedNotifications, postgresNotifications, type Notifications } from './notifications.js';
 import { INT8, NUMERIC, openPGlite } from './pglite.js';
 import { pgliteDialect } from './pglite-dialect.js';
 import { connectionLimits, dropOnDeadline, fairPool, QUERY_DEADLINE_MESSAGE, STATEMENT_LIMITS, withDeadline, type StatementLimits } from './pool.js';
@@ -82,7 +82,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   }
   const lite = await openPGlite(options.dataDir, undefined, options.image);
   const db = new Kysely<Tables>({ dialect: pgliteDialect(lite) });
-  return { db, kind: 'pglite', notifications: localNotifications, close: () => db.destroy() };
+  const notifications = embeddedNotifications(lite);
+  return { db, kind: 'pglite', notifications, close: async () => { await notifications.close(); await db.destroy(); } };
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { sql } from 'kysely';
 import { cutSocket, withDeadline } from './pool.js';
@@ -25,6 +26,20 @@ export const publishInvalidation = (db: Db, payload: string) =>
 
 /** One process owns the embedded database: every change is made, and evicted, locally. */
 export const localNotifications: Notifications = { subscribe: () => {}, listening: true, close: async () => {} };
+
+/**
+ * The embedded database's own NOTIFY, heard in this process: what a trigger queues in a transaction
+ * (a webhook delivery, migration 0028) wakes the job worker at commit, as LISTEN does on PostgreSQL.
+ */
+export function embeddedNotifications(lite: Pick<PGlite, 'listen'>): Notifications {
+  const subscribers: ((payload: string) => void)[] = [];
+  const stopListening = lite.listen(INVALIDATION_CHANNEL, (payload) => subscribers.forEach((onMessage) => onMessage(payload)));
+  return {
+    subscribe: (onMessage) => { subscribers.push(onMessage); },
+    listening: true,
+    close: async () => { await (await stopListening)().catch(() => {}); },
+  };
+}
 
 /** How long a close waits for the server to see a connection off; a silent link never answers. */
 export const CLOSE_DEADLINE_MS = 2000;

@@ -154,7 +154,7 @@ export type JobStatus = 'queued' | 'done' | 'failed';
 export interface JobRow {
   environment_id: string; id: string; kind: string; payload: Json; status: JobStatus; run_at: Date;
   attempts: Generated<number>; max_attempts: number; locked_until: Date | null; created_at: Date;
-  finished_at: Date | null; last_error: string | null;
+  finished_at: Date | null; last_error: string | null; ordering_key: string | null; seq: Generated<number>;
 }
 
 export type DataRequestType = 'export' | 'erasure';

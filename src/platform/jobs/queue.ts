@@ -14,7 +14,11 @@ export const JOB_QUEUED_MESSAGE = 'jobs:queued';
 /** Attempts before a job is given up on, unless the kind says otherwise. */
 export const DEFAULT_MAX_ATTEMPTS = 10;
 
-export interface JobRequest { kind: string; payload: JsonObject; runAt?: Date; maxAttempts?: number }
+export interface JobRequest {
+  kind: string; payload: JsonObject; runAt?: Date; maxAttempts?: number;
+  /** Jobs with the same key are not claimed while an earlier one is in flight: they run in the order queued, where possible. */
+  orderingKey?: string;
+}
 
 /**
  * Queues a job in the caller's transaction, so the job exists if and only if the change that asks for it
@@ -22,7 +26,7 @@ export interface JobRequest { kind: string; payload: JsonObject; runAt?: Date; m
  */
 export async function enqueueJob(trx: Db, environmentId: string, job: JobRequest, now: Date): Promise<string> {
   const id = await createJobsStore(trx).insert(environmentId, {
-    kind: job.kind, payload: job.payload, runAt: job.runAt ?? now, maxAttempts: job.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+    kind: job.kind, payload: job.payload, runAt: job.runAt ?? now, maxAttempts: job.maxAttempts ?? DEFAULT_MAX_ATTEMPTS, orderingKey: job.orderingKey ?? null,
   }, now);
   await publishInvalidation(trx, JOB_QUEUED_MESSAGE);
   return id;

@@ -6,10 +6,13 @@ import type { JobRow } from '../db/tables.js';
 import type { JsonObject } from '../json.js';
 
 /** A job as the queue keeps it. */
-export interface NewJob { kind: string; payload: JsonObject; runAt: Date; maxAttempts: number }
+export interface NewJob { kind: string; payload: JsonObject; runAt: Date; maxAttempts: number; orderingKey: string | null }
 
 /** A job a worker has claimed for attempt number `attempts`, leased until its lease ends. */
-export interface ClaimedJob { environmentId: string; id: string; kind: string; payload: JsonObject; attempts: number; maxAttempts: number }
+export interface ClaimedJob {
+  environmentId: string; id: string; kind: string; payload: JsonObject; attempts: number; maxAttempts: number;
+  orderingKey: string | null; seq: number;
+}
 
 export function createJobsStore(db: Db) {
   const queued = (environmentId: string, id: string, attempts: number) =>
@@ -19,21 +22,25 @@ export function createJobsStore(db: Db) {
     insert: (environmentId: string, job: NewJob, now: Date) =>
       db.insertInto('jobs').values({
         environment_id: environmentId, id: uuidv7(), kind: job.kind, payload: jsonb(job.payload), status: 'queued',
-        run_at: job.runAt, max_attempts: job.maxAttempts, created_at: now,
+        run_at: job.runAt, max_attempts: job.maxAttempts, created_at: now, ordering_key: job.orderingKey,
       }).returning('id').executeTakeFirstOrThrow().then((row) => row.id),
     /**
      * Claims up to `limit` due jobs in every environment for one attempt each: the attempt is counted and
      * the job is not claimed again before `leaseUntil`. The claim commits at once; SKIP LOCKED lets other
      * workers claim other jobs meanwhile, and passes over a job whose attempt is running (its row is locked).
+     * A job with an ordering key waits while an earlier job with the key is in flight (leased).
      */
     claimDue: (now: Date, leaseUntil: Date, limit: number) =>
       sql<Selectable<JobRow>>`
         update jobs j set attempts = j.attempts + 1, locked_until = ${leaseUntil}::timestamptz
         where (j.environment_id, j.id) in (
-          select environment_id, id from jobs
+          select environment_id, id from jobs q
           where status = 'queued' and run_at <= ${now}::timestamptz and (locked_until is null or locked_until <= ${now}::timestamptz)
-          order by run_at limit ${limit} for update skip locked)
-        returning j.*`.execute(db).then((r) => r.rows.map(toClaimed)),
+            and (ordering_key is null or not exists (
+              select from jobs p where p.ordering_key = q.ordering_key and p.status = 'queued' and p.seq < q.seq
+                and p.locked_until > ${now}::timestamptz))
+          order by run_at, seq limit ${limit} for update skip locked)
+        returning j.*`.execute(db).then((r) => r.rows.map(toClaimed).sort((a, b) => a.seq - b.seq)),
     /**
      * Marks the attempt done, in the transaction that also makes its effect: the row stays locked until
      * commit, so no other worker claims the job meanwhile. False when another attempt has taken the job
@@ -42,6 +49,10 @@ export function createJobsStore(db: Db) {
     finish: (job: ClaimedJob, now: Date) =>
       queued(job.environmentId, job.id, job.attempts).set({ status: 'done', finished_at: now, locked_until: null, last_error: null })
         .returning('id').executeTakeFirst().then((row) => row !== undefined),
+    /** Done, unless another attempt has taken the job since (work outside the database: see ExternalJobHandler). */
+    markDone: (job: ClaimedJob, now: Date) =>
+      queued(job.environmentId, job.id, job.attempts).set({ status: 'done', finished_at: now, locked_until: null, last_error: null })
+        .execute().then(() => undefined),
     /** Due again at `at`, unless another attempt has taken the job since. */
     scheduleRetry: (job: ClaimedJob, at: Date, error: string) =>
       queued(job.environmentId, job.id, job.attempts).set({ run_at: at, locked_until: null, last_error: error }).execute().then(() => undefined),
@@ -53,6 +64,11 @@ export function createJobsStore(db: Db) {
     nextDueAt: () =>
       db.selectFrom('jobs').select(sql<Date | null>`min(greatest(run_at, coalesce(locked_until, run_at)))`.as('due'))
         .where('status', '=', 'queued').executeTakeFirst().then((row) => row?.due ?? undefined),
+    /** Queued jobs by kind: how many, and when the oldest due one became due (the metrics' queue depth and age). */
+    depth: () =>
+      db.selectFrom('jobs').where('status', '=', 'queued').groupBy('kind')
+        .select((eb) => ['kind', eb.fn.countAll<number>().as('queued'), eb.fn.min('run_at').as('oldest')])
+        .execute().then((rows) => rows.map((row) => ({ kind: row.kind, queued: Number(row.queued), oldestDueAt: row.oldest as Date }))),
     /** Housekeeping, in every environment: finished jobs older than the cut-off. */
     pruneFinished: (before: Date) =>
       deleteInBatches(db, 'jobs', sql<boolean>`finished_at is not null and finished_at < ${before}::timestamptz`),
@@ -62,4 +78,5 @@ export type JobsStore = ReturnType<typeof createJobsStore>;
 
 const toClaimed = (row: Selectable<JobRow>): ClaimedJob => ({
   environmentId: row.environment_id, id: row.id, kind: row.kind, payload: row.payload as JsonObject, attempts: row.attempts, maxAttempts: row.max_attempts,
+  orderingKey: row.ordering_key, seq: Number(row.seq),
 });

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import { inTransaction, type Db } from '../db/database.js';
 import type { Notifications } from '../db/notifications.js';
-import { retryDelayMs } from '../mail/backoff.js';
+import { retryDelayMs } from './backoff.js';
 import { createWakeLoop } from '../wake-loop.js';
 import { JOB_QUEUED_MESSAGE, type ClaimedJob } from './queue.js';
 import { createJobsStore } from './store.js';
@@ -20,6 +20,22 @@ declare module 'fastify' {
  */
 export type JobHandler = (trx: Db, job: ClaimedJob) => Promise<void>;
 
+/** What became of an attempt of work outside the database, as the job records it. */
+export type JobOutcome = { status: 'done' } | { status: 'retry'; at: Date; error: string } | { status: 'failed'; error: string };
+
+/**
+ * Work whose effect is outside the database (a mail, an HTTP call), which no transaction can take back:
+ * `perform` runs with the job leased and no transaction open (so a slow receiver holds no connection),
+ * then `settle` records its result in one transaction with the job's new state. At least once: a process
+ * killed between the two performs the job again after its lease.
+ */
+export interface ExternalJobHandler<Result = unknown> {
+  perform(job: ClaimedJob): Promise<Result>;
+  settle(trx: Db, job: ClaimedJob, result: Result, now: Date): Promise<JobOutcome>;
+}
+
+const isExternal = (handler: JobHandler | ExternalJobHandler): handler is ExternalJobHandler => typeof handler !== 'function';
+
 export interface JobWorkerOptions {
   /** The first retry comes after about this long; each next one after twice as long, up to maxDelayMs. */
   baseDelayMs: number;
@@ -32,19 +48,37 @@ export interface JobWorkerOptions {
   leaseMs: number;
   /** The longest the worker sleeps before looking for due jobs (a queued job wakes it sooner). */
   pollIntervalMs: number;
-  /** Jobs claimed at a time (run one after another). */
+  /**
+   * Jobs claimed at a time. Those with an ordering key run one after another per key, other external
+   * ones side by side; those done in a transaction one after another.
+   */
   batchSize: number;
 }
 
 export const JOB_WORKER_DEFAULTS: JobWorkerOptions = {
-  baseDelayMs: 10_000, maxDelayMs: 3_600_000, leaseMs: 60_000, pollIntervalMs: 5_000, batchSize: 5,
+  baseDelayMs: 10_000, maxDelayMs: 3_600_000, leaseMs: 60_000, pollIntervalMs: 5_000, batchSize: 50,
 };
 
 export interface JobWorkerDeps {
   db: Db; clock: Clock; log: FastifyBaseLogger; notifications?: Notifications;
   /** The handler of each kind of job this process runs. */
-  handlers: Record<string, JobHandler>;
+  handlers: Record<string, JobHandler | ExternalJobHandler>;
   options: JobWorkerOptions;
+}
+
+/**
+ * The claimed jobs in lanes that run side by side, each lane's jobs one after another (in queue order):
+ * one lane per ordering key, one per other external job, and one for every job done in a transaction
+ * (on the embedded database they share its one connection anyway).
+ */
+function lanes(claimed: ClaimedJob[], handlers: Record<string, JobHandler | ExternalJobHandler>): ClaimedJob[][] {
+  const byKey = new Map<string, ClaimedJob[]>();
+  for (const job of claimed) {
+    const handler = handlers[job.kind];
+    const key = handler && isExternal(handler) ? (job.orderingKey ?? `job:${job.id}`) : 'in-transaction';
+    byKey.set(key, [...(byKey.get(key) ?? []), job]);
+  }
+  return [...byKey.values()];
 }
 
 /** What is kept of a failure in the job row: the message only, cut short (never a stack). */
@@ -59,12 +93,32 @@ const errorSummary = (err: unknown) => String((err as Error)?.message ?? err).sl
 export function createJobWorker({ db, clock, log, notifications, handlers, options }: JobWorkerDeps) {
   const store = createJobsStore(db);
 
+  /** One attempt of external work: perform, then settle with the job's new state in one transaction. */
+  async function attemptExternal(handler: ExternalJobHandler, job: ClaimedJob) {
+    const fields = { environmentId: job.environmentId, jobId: job.id, kind: job.kind, attempt: job.attempts };
+    try {
+      const result = await handler.perform(job);
+      await inTransaction(db, async (trx) => {
+        const now = clock.now();
+        const outcome = await handler.settle(trx, job, result, now);
+        const jobs = createJobsStore(trx);
+        if (outcome.status === 'done') await jobs.markDone(job, now);
+        else if (outcome.status === 'retry') await jobs.scheduleRetry(job, outcome.at, outcome.error);
+        else await jobs.markFailed(job, now, outcome.error);
+      });
+    } catch (err) {
+      // The outcome is lost, not the job: it is performed again when its lease ends.
+      log.warn({ ...fields, err: { message: (err as Error).message } }, 'could not settle a job attempt; it runs again after its lease');
+    }
+  }
+
   /** One attempt: the handler and the completion in one transaction; a failure is recorded after it. */
   async function attempt(job: ClaimedJob) {
     const fields = { environmentId: job.environmentId, jobId: job.id, kind: job.kind, attempt: job.attempts };
     try {
       const handler = handlers[job.kind];
       if (!handler) throw new Error(`no handler for jobs of kind "${job.kind}" in this process`);
+      if (isExternal(handler)) return await attemptExternal(handler, job);
       await inTransaction(db, async (trx) => {
         // First: it locks the row, and tells whether this attempt still owns the job.
         if (!(await createJobsStore(trx).finish(job, clock.now()))) return;
@@ -96,7 +150,7 @@ export function createJobWorker({ db, clock, log, notifications, handlers, optio
       const claimed = await store.claimDue(now, new Date(now.getTime() + options.leaseMs), options.batchSize);
       if (claimed.length === 0) return claimedCount;
       claimedCount += claimed.length;
-      for (const job of claimed) await attempt(job);
+      await Promise.all(lanes(claimed, handlers).map(async (lane) => { for (const job of lane) await attempt(job); }));
     }
     return claimedCount;
   }

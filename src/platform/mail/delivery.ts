@@ -3,7 +3,7 @@ import type { Clock } from '../clock.js';
 import type { Notifications } from '../db/notifications.js';
 import type { Metrics } from '../metrics.js';
 import { createWakeLoop } from '../wake-loop.js';
-import { retryDelayMs } from './backoff.js';
+import { retryDelayMs } from '../jobs/backoff.js';
 import { MAIL_QUEUED_MESSAGE, type ClaimedMessage, type Mail, type OutboxStore } from './outbox-store.js';
 
 export interface DeliveryOptions {

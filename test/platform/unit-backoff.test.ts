@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DELIVERY_DEFAULTS } from '../../src/platform/mail/delivery.js';
-import { retryDelayMs } from '../../src/platform/mail/backoff.js';
+import { retryDelayMs } from '../../src/platform/jobs/backoff.js';
 
 const BACKOFF = { baseDelayMs: 10_000, maxDelayMs: 3_600_000 };
 
