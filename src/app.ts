@@ -60,7 +60,7 @@ import { capConnections, httpServerOptions, type HttpLimits } from './platform/h
 import { acceptJsonBodies } from './platform/http/json-body.js';
 import { registerMetrics, type MetricsExposure } from './platform/http/metrics-route.js';
 import { serializeRequest } from './platform/http/request-log.js';
-import { createMetrics, watchMailBacklog, watchPool, type Metrics, type PoolStats } from './platform/metrics.js';
+import { createMetrics, watchJobQueue, watchMailBacklog, watchPool, type Metrics, type PoolStats } from './platform/metrics.js';
 import { adminPlane, clientPlane, decorateRequests, frontendRoot, serverPlane } from './platform/http/planes.js';
 import { ProblemError, registerProblemHandlers, replyWithProblem } from './platform/http/problem.js';
 import { DOCS_CSP, registerSecurityHeaders } from './platform/http/security-headers.js';
@@ -77,6 +77,8 @@ import { createRateLimiter } from './platform/rate-limit.js';
 import { createBackground } from './platform/background.js';
 import { createJobsStore } from './platform/jobs/store.js';
 import { createJobWorker, JOB_WORKER_DEFAULTS, type JobWorkerOptions } from './platform/jobs/worker.js';
+import { WEBHOOK_DELIVERY_DEFAULTS, WEBHOOK_DELIVERY_JOB, webhookDeliveryHandler, type WebhookDeliveryOptions } from './webhooks/delivery.js';
+import { createWebhookSender, WEBHOOK_SENDER_DEFAULTS, type SenderOptions } from './webhooks/target.js';
 import { dataRequestsClientRoutes, dataRequestsServerRoutes } from './data-requests/routes.js';
 import { createDataRequestsService } from './data-requests/service.js';
 import { sessionsClientRoutes } from './sessions/routes.js';
@@ -120,6 +122,8 @@ export interface AppOptions {
   mailDelivery?: Partial<DeliveryOptions>;
   /** How the job worker retries, leases and polls (JOB_WORKER_DEFAULTS); tests make it quick. */
   jobs?: Partial<JobWorkerOptions>;
+  /** Where webhook deliveries may go and how long an attempt may take (WEBHOOK_SENDER_DEFAULTS), and their backoff; tests make them quick. */
+  webhooks?: { sender?: Partial<SenderOptions>; delivery?: Partial<WebhookDeliveryOptions> };
   /** False leaves the job worker off, so jobs run only when app.runJobs() is called (tests that look at a job's state before it runs). */
   jobsInBackground?: boolean;
   /** The origin people reach the service at (GATEHOUSE_BASE_URL), for links such as an operator's set-password link; default the request's. */
@@ -194,6 +198,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const jobWorker = createJobWorker({ db, clock, log: app.log, notifications: options.notifications, handlers: jobHandlers, options: { ...JOB_WORKER_DEFAULTS, ...options.jobs } });
   const dataRequests = createDataRequestsService({ db, clock, environments, mailer, wakeJobs: jobWorker.wake });
   Object.assign(jobHandlers, dataRequests.jobHandlers);
+  const webhookSender = createWebhookSender({ ...WEBHOOK_SENDER_DEFAULTS, ...options.webhooks?.sender });
+  jobHandlers[WEBHOOK_DELIVERY_JOB] = webhookDeliveryHandler({
+    db, clock, sealer, log: app.log, sender: webhookSender, metrics, options: { ...WEBHOOK_DELIVERY_DEFAULTS, ...options.webhooks?.delivery },
+  });
+  watchJobQueue(metrics, createJobsStore(db).depth, () => clock.now());
   // Operators are the users of a reserved environment: the end-users' sign-in, lockout, factors and sessions run for them.
   const operatorAccounts = createOperatorAccounts({ db, clock, environments, users });
   const operatorSessions = createOperatorSessions({
@@ -331,7 +340,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('onClose', async () => mailer.close());
   app.decorate('runJobs', jobWorker.runDue);
   if (options.jobsInBackground !== false) app.addHook('onReady', async () => jobWorker.start());
-  app.addHook('onClose', async () => jobWorker.stop());
+  app.addHook('onClose', async () => { await jobWorker.stop(); webhookSender.close(); });
   return app;
 }
 

@@ -29,6 +29,8 @@ const ConfigSchema = Type.Object({
   statementTimeoutMs: Type.Integer({ minimum: 100, maximum: 3_600_000 }),
   lockTimeoutMs: Type.Integer({ minimum: 100, maximum: 3_600_000 }),
   jobLeaseSeconds: Type.Integer({ minimum: 1, maximum: 3600 }),
+  webhookPrivateTargets: Type.Union([Type.Literal('allow'), Type.Literal('deny')]),
+  jobWorker: Type.Union([Type.Literal('on'), Type.Literal('off')]),
   baseUrl: Type.Optional(Type.String({ pattern: '^https?://[^/]+$' })),
 });
 export type Config = Static<typeof ConfigSchema>;
@@ -82,6 +84,8 @@ const VARIABLES: Record<Key, { name: string; rule: string; check?: (value: never
   statementTimeoutMs: { name: 'GATEHOUSE_DB_STATEMENT_TIMEOUT_MS', rule: 'must be a whole number of milliseconds from 100 to 3600000' },
   lockTimeoutMs: { name: 'GATEHOUSE_DB_LOCK_TIMEOUT_MS', rule: 'must be a whole number of milliseconds from 100 to 3600000' },
   jobLeaseSeconds: { name: 'GATEHOUSE_JOB_LEASE_SECONDS', rule: 'must be a whole number of seconds from 1 to 3600' },
+  webhookPrivateTargets: { name: 'GATEHOUSE_WEBHOOK_PRIVATE_TARGETS', rule: 'must be allow or deny' },
+  jobWorker: { name: 'GATEHOUSE_JOB_WORKER', rule: "must be on (this process also runs the job queue's worker) or off (a separate `gatehouse worker` process does)" },
   baseUrl: { name: 'GATEHOUSE_BASE_URL', rule: 'must be the origin people reach the service at, such as https://auth.example.com (no path)', check: URL.canParse },
 };
 
@@ -111,6 +115,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     statementTimeoutMs: wholeNumber(env.GATEHOUSE_DB_STATEMENT_TIMEOUT_MS, STATEMENT_LIMITS.statementTimeoutMs),
     lockTimeoutMs: wholeNumber(env.GATEHOUSE_DB_LOCK_TIMEOUT_MS, STATEMENT_LIMITS.lockTimeoutMs),
     jobLeaseSeconds: wholeNumber(env.GATEHOUSE_JOB_LEASE_SECONDS, JOB_WORKER_DEFAULTS.leaseMs / 1000),
+    // Loopback receivers are the norm in development (the embedded database), a risk in production.
+    webhookPrivateTargets: env.GATEHOUSE_WEBHOOK_PRIVATE_TARGETS || (env.DATABASE_URL ? 'deny' : 'allow'),
+    jobWorker: env.GATEHOUSE_JOB_WORKER || 'on',
     baseUrl: env.GATEHOUSE_BASE_URL?.replace(/\/+$/, '') || undefined,
   };
   const lines = (Object.keys(VARIABLES) as Key[]).flatMap((key) => {

@@ -46,6 +46,7 @@ async function main() {
     metrics, poolStats: database.poolStats,
     metricsExposure: config.metricsPort ? { on: 'own_port' } : { on: 'app', token: config.metricsToken }, encryptionKey,
     housekeeping: housekeepingOf(config), jobs: { leaseMs: config.jobLeaseSeconds * 1000 }, baseUrl: config.baseUrl,
+    webhooks: { sender: { privateTargets: config.webhookPrivateTargets } }, jobsInBackground: config.jobWorker === 'on',
   });
   // A key on the embedded database is a developer's; on a shared one, output that is not a terminal goes to a log.
   await bootstrapFirstEnvironment(database.db, app.log, { port: config.port, showKey: embedded || process.stderr.isTTY === true, encryptionKey });

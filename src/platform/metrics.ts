@@ -28,6 +28,7 @@ export function createMetrics() {
     impersonationMints: counter('gatehouse_impersonation_mints_total', 'Impersonation tokens minted (success) or refused for the monthly quota (quota_exhausted)', ['result']),
     impersonationRedeems: counter('gatehouse_impersonation_redeems_total', 'Impersonation redeems by result: success, or the problem code of the refusal (invalid_token, user_not_active, ...)', ['result']),
     oauthSignIns: counter('gatehouse_oauth_sign_ins_total', 'External sign-in callbacks by provider type and result: success, or the error code the browser was sent back with', ['provider_type', 'result']),
+    webhookDeliveries: counter('gatehouse_webhook_deliveries_total', 'Webhook delivery attempts by result: succeeded, retried (failed, another attempt is due), failed (given up, refused or the endpoint disabled)', ['result']),
     auditAppends: counter('gatehouse_audit_appends_total', 'Audit event appends answered 201, by outcome: stored, replayed', ['outcome']),
   };
 }
@@ -68,6 +69,29 @@ export function watchMailBacklog(metrics: Metrics, backlog: () => Promise<{ pend
     async collect() {
       const current = await read();
       if (current) this.set(current.oldestQueuedAt ? Math.max(0, (now().getTime() - current.oldestQueuedAt.getTime()) / 1000) : 0);
+    },
+  });
+}
+
+/**
+ * Gauges of the job queue (mail, webhooks, data requests) by kind, read from the database at each scrape:
+ * how many jobs are queued, and how long the oldest due one has waited. A failed read keeps the last values.
+ */
+export function watchJobQueue(metrics: Metrics, depth: () => Promise<{ kind: string; queued: number; oldestDueAt: Date }[]>, now: () => Date) {
+  let last: { kind: string; queued: number; oldestDueAt: Date }[] | undefined;
+  const read = async () => (last = await depth().catch(() => last));
+  new Gauge({
+    name: 'gatehouse_jobs_queued', help: 'Jobs waiting in the queue (due or not), by kind: mail.deliver, webhook.deliver, data requests', labelNames: ['kind'], registers: [metrics.registry],
+    async collect() {
+      this.reset();
+      for (const row of (await read()) ?? []) this.set({ kind: row.kind }, row.queued);
+    },
+  });
+  new Gauge({
+    name: 'gatehouse_jobs_oldest_due_age_seconds', help: 'How long the oldest queued job has been due, by kind (0 when none is due yet)', labelNames: ['kind'], registers: [metrics.registry],
+    async collect() {
+      this.reset();
+      for (const row of (await read()) ?? []) this.set({ kind: row.kind }, Math.max(0, (now().getTime() - row.oldestDueAt.getTime()) / 1000));
     },
   });
 }
