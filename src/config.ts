@@ -30,7 +30,7 @@ const ConfigSchema = Type.Object({
   lockTimeoutMs: Type.Integer({ minimum: 100, maximum: 3_600_000 }),
   jobLeaseSeconds: Type.Integer({ minimum: 1, maximum: 3600 }),
   webhookPrivateTargets: Type.Union([Type.Literal('allow'), Type.Literal('deny')]),
-  jobWorker: Type.Union([Type.Literal('on'), Type.Literal('off')]),
+  jobWorker: Type.Union([Type.Literal('on'), Type.Literal('off'), Type.Literal('only')]),
   baseUrl: Type.Optional(Type.String({ pattern: '^https?://[^/]+$' })),
 });
 export type Config = Static<typeof ConfigSchema>;
@@ -85,7 +85,7 @@ const VARIABLES: Record<Key, { name: string; rule: string; check?: (value: never
   lockTimeoutMs: { name: 'GATEHOUSE_DB_LOCK_TIMEOUT_MS', rule: 'must be a whole number of milliseconds from 100 to 3600000' },
   jobLeaseSeconds: { name: 'GATEHOUSE_JOB_LEASE_SECONDS', rule: 'must be a whole number of seconds from 1 to 3600' },
   webhookPrivateTargets: { name: 'GATEHOUSE_WEBHOOK_PRIVATE_TARGETS', rule: 'must be allow or deny' },
-  jobWorker: { name: 'GATEHOUSE_JOB_WORKER', rule: "must be on (this process also runs the job queue's worker) or off (a separate `gatehouse worker` process does)" },
+  jobWorker: { name: 'GATEHOUSE_JOB_WORKER', rule: "must be on (this process serves HTTP and runs the job queue's worker), off (HTTP only) or only (a worker process: jobs only, no HTTP; needs DATABASE_URL)" },
   baseUrl: { name: 'GATEHOUSE_BASE_URL', rule: 'must be the origin people reach the service at, such as https://auth.example.com (no path)', check: URL.canParse },
 };
 
@@ -156,6 +156,9 @@ function maskedUrl(typed: string): string {
  * generated encryption key in its data directory, a shared database needs the operator's.
  */
 export function assertServerConfig(config: Config) {
+  if (config.jobWorker === 'only' && !config.databaseUrl) {
+    throw new ConfigError('Invalid configuration:\n  GATEHOUSE_JOB_WORKER=only: a separate worker process needs DATABASE_URL (the embedded database belongs to one process)');
+  }
   if (config.databaseUrl && !config.encryptionKey) {
     throw new ConfigError('Invalid configuration:\n  GATEHOUSE_ENCRYPTION_KEY: is required with DATABASE_URL, the same in every process: '
       + '32 random bytes as 64 hex digits or base64 (openssl rand -base64 32)');

@@ -7,11 +7,11 @@ import { systemCaller } from './platform/caller.js';
 import { systemClock } from './platform/clock.js';
 import { createSealer, resolveEncryptionKey } from './platform/crypto/encryption.js';
 import { createFirstSigningKey } from './session-tokens/service.js';
-import { openDatabase, type Db } from './platform/db/database.js';
+import { openDatabase, type Database, type Db } from './platform/db/database.js';
 import { DataDirLockedError, lockDataDir } from './platform/db/data-dir-lock.js';
 import { migrate } from './platform/db/migrate.js';
 import { serveMetrics } from './platform/http/metrics-server.js';
-import { createMetrics } from './platform/metrics.js';
+import { createMetrics, type Metrics } from './platform/metrics.js';
 import { announceLocalServer, localAdminToken } from './platform/local-admin.js';
 import { join } from 'node:path';
 import { firstOperatorStep, operatorAccountsOver } from './operators/first-start.js';
@@ -29,7 +29,7 @@ function encryptionKeyOf(config: Config): Buffer {
 async function main() {
   const config = loadConfig();
   assertServerConfig(config);
-  await assertCanListen(config);
+  if (config.jobWorker !== 'only') await assertCanListen(config);
   const embedded = !config.databaseUrl;
   const unlockDataDir = embedded ? lockDataDir(config.dataDir) : () => {};
   const limits = { statementTimeoutMs: config.statementTimeoutMs, lockTimeoutMs: config.lockTimeoutMs };
@@ -46,8 +46,9 @@ async function main() {
     metrics, poolStats: database.poolStats,
     metricsExposure: config.metricsPort ? { on: 'own_port' } : { on: 'app', token: config.metricsToken }, encryptionKey,
     housekeeping: housekeepingOf(config), jobs: { leaseMs: config.jobLeaseSeconds * 1000 }, baseUrl: config.baseUrl,
-    webhooks: { sender: { privateTargets: config.webhookPrivateTargets } }, jobsInBackground: config.jobWorker === 'on',
+    webhooks: { sender: { privateTargets: config.webhookPrivateTargets } }, jobsInBackground: config.jobWorker !== 'off',
   });
+  if (config.jobWorker === 'only') return runWorkerOnly(app, database, metrics, config);
   // A key on the embedded database is a developer's; on a shared one, output that is not a terminal goes to a log.
   await bootstrapFirstEnvironment(database.db, app.log, { port: config.port, showKey: embedded || process.stderr.isTTY === true, encryptionKey });
   const metricsServer = config.metricsPort ? await serveMetrics(metrics, { port: config.metricsPort, host: config.host, token: config.metricsToken }) : undefined;
@@ -83,6 +84,25 @@ async function main() {
     app.log.warn({ host: config.host }, 'metrics served without a token on a non-loopback address');
     process.stderr.write(openMetrics);
   }
+}
+
+/**
+ * GATEHOUSE_JOB_WORKER=only: the job queue's worker (mail, webhooks, data requests) without HTTP, beside
+ * API processes started with GATEHOUSE_JOB_WORKER=off. SIGTERM lets the jobs in flight finish.
+ */
+async function runWorkerOnly(app: FastifyInstance, database: Database, metrics: Metrics, config: Config) {
+  await app.ready();
+  const metricsServer = config.metricsPort ? await serveMetrics(metrics, { port: config.metricsPort, host: config.host, token: config.metricsToken }) : undefined;
+  const shutdown = async () => {
+    await app.close();
+    await metricsServer?.close();
+    await database.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void shutdown());
+  process.once('SIGINT', () => void shutdown());
+  app.log.info({ storage: 'postgresql' }, 'Gatehouse job worker ready');
+  process.stderr.write('Gatehouse job worker running (GATEHOUSE_JOB_WORKER=only): mail, webhooks and data requests from PostgreSQL (DATABASE_URL); no HTTP.\n');
 }
 
 const isLoopback = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');

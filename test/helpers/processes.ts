@@ -61,7 +61,7 @@ function serverEnv(env: Record<string, string>): NodeJS.ProcessEnv {
  * through it do not reach the graceful shutdown reliably. The process leads its own process group so
  * that stop() can kill it and anything it started together.
  */
-export async function spawnServer(options: { env?: Record<string, string>; readyTimeoutMs?: number } = {}): Promise<ServerProcess> {
+export async function spawnServer(options: { env?: Record<string, string>; readyTimeoutMs?: number; workerOnly?: boolean } = {}): Promise<ServerProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT, env: serverEnv({ PORT: String(port), ...options.env }), detached: true, stdio: ['ignore', 'pipe', 'pipe'],
@@ -116,6 +116,11 @@ export async function spawnServer(options: { env?: Record<string, string>; ready
   };
 
   try {
+    // A worker process (GATEHOUSE_JOB_WORKER=only) serves no HTTP: its banner is its readiness.
+    if (options.workerOnly) {
+      await server.waitForStderr('Gatehouse job worker running', options.readyTimeoutMs);
+      return server;
+    }
     await waitForReady(port, options.readyTimeoutMs ?? PATIENCE_MS, () => hasExited);
     // Everything printed at startup comes before this line, so stderr() is complete from here on.
     await server.waitForStderr('Gatehouse listening on');

@@ -53,14 +53,31 @@ describe.skipIf(!TEST_DATABASE_URL)('webhooks with two server processes on one P
     expect(received.every((r) => signedWith(secret, r))).toBe(true);
   });
 
-  it('loses no event when the process sending it is killed mid-delivery: a restarted process sends it again under the same webhook-id', async () => {
+  it('leaves delivery to a separate worker process when the API process runs with GATEHOUSE_JOB_WORKER=off', async () => {
     const env = await pair.environment();
-    await endpoint(env, 'killed');
-    // One process with a short lease holds the attempt (the pair's 60 s lease would make the restart wait).
+    await endpoint(env, 'worker');
+    const serverEnv = { DATABASE_URL: pair.databaseUrl, GATEHOUSE_ADMIN_TOKEN: PAIR_ADMIN_TOKEN, GATEHOUSE_ENCRYPTION_KEY: PAIR_ENCRYPTION_KEY, ...PAIR_ENV };
+    const api = await spawnServer({ env: { ...serverEnv, GATEHOUSE_JOB_WORKER: 'off' } });
+    extra.push(api);
     await Promise.all([pair.a.stop(), pair.b.stop()]);
+    await pair.serverApi(api, env, 'POST', '/users', { email: 'worker@example.com' });
+    expect(await deliveries(env)).toEqual([{ status: 'pending', attempts: 0 }]);
+
+    const worker = await spawnServer({ env: { ...serverEnv, GATEHOUSE_JOB_WORKER: 'only' }, workerOnly: true });
+    extra.push(worker);
+    await vi.waitFor(async () => expect(await deliveries(env)).toEqual([{ status: 'succeeded', attempts: 1 }]), { timeout: PATIENCE_MS, interval: 50 });
+    expect((await pair.call(api, { path: '/metrics' })).body).not.toMatch(/^gatehouse_webhook_deliveries_total\{/m);
+    await worker.stop();
+  });
+
+  it('loses no event when the process sending it is killed mid-delivery: a restarted process sends it again under the same webhook-id', async () => {
+    // One process with a short lease holds the attempt (the pair's 60 s lease would make the restart wait).
+    await Promise.all([pair.a.stop(), pair.b.stop(), ...extra.map((s) => s.stop())]);
     const serverEnv = { DATABASE_URL: pair.databaseUrl, GATEHOUSE_ADMIN_TOKEN: PAIR_ADMIN_TOKEN, GATEHOUSE_ENCRYPTION_KEY: PAIR_ENCRYPTION_KEY, ...PAIR_ENV, GATEHOUSE_JOB_LEASE_SECONDS: String(LEASE_SECONDS) };
     const doomed = await spawnServer({ env: serverEnv });
     extra.push(doomed);
+    const env: PairEnv = (await pair.admin(doomed, 'POST', '/environments', { name: 'killed-mid-delivery' })).json();
+    await endpoint(env, 'killed');
     await receiver.script(['hang']);
     await pair.serverApi(doomed, env, 'POST', '/users', { email: 'killed@example.com' });
     await vi.waitFor(async () => expect((await receiver.received()).filter((r) => r.path === '/killed')).toHaveLength(1), { timeout: PATIENCE_MS, interval: 20 });
