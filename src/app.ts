@@ -118,7 +118,7 @@ export interface AppOptions {
   oauthTimeoutSeconds?: number;
   /** Housekeeping interval and retentions (HOUSEKEEPING_DEFAULTS; GATEHOUSE_HOUSEKEEPING_* and GATEHOUSE_RETENTION_*). */
   housekeeping?: Partial<Housekeeping>;
-  /** How the mail worker retries and polls (DELIVERY_DEFAULTS); tests make it quick. */
+  /** How often and how soon the job queue tries mail again (DELIVERY_DEFAULTS); tests make it quick (and set `jobs` for polling and leases). */
   mailDelivery?: Partial<DeliveryOptions>;
   /** How the job worker retries, leases and polls (JOB_WORKER_DEFAULTS); tests make it quick. */
   jobs?: Partial<JobWorkerOptions>;
@@ -156,10 +156,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const metrics = options.metrics ?? createMetrics();
   if (options.poolStats) watchPool(metrics, options.poolStats);
   watchMailBacklog(metrics, createOutboxStore(db).backlog, () => clock.now());
+  // The job queue's worker; it is created before the services that queue jobs (mail first) so they can wake it.
+  const jobHandlers: Parameters<typeof createJobWorker>[0]['handlers'] = {};
+  const jobWorker = createJobWorker({ db, clock, log: app.log, notifications: options.notifications, handlers: jobHandlers, options: { ...JOB_WORKER_DEFAULTS, ...options.jobs } });
   const mailer = createMailer({
-    db, clock, log: app.log, metrics, notifications: options.notifications, smtpUrl: options.smtpUrl, from: options.mailFrom ?? DEFAULT_MAIL_FROM,
-    delivery: options.mailDelivery,
+    db, clock, log: app.log, metrics, smtpUrl: options.smtpUrl, from: options.mailFrom ?? DEFAULT_MAIL_FROM,
+    delivery: options.mailDelivery, wakeJobs: jobWorker.wake,
   });
+  Object.assign(jobHandlers, mailer.jobHandlers);
   const sealer = createSealer(options.encryptionKey);
   const environments = createEnvironmentsService({
     db, clock, defaultFrontendPort: options.publicPort, notifications: options.notifications,
@@ -193,9 +197,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const outbox = createOutboxStore(db);
   const account = createAccountService({ db, clock, limiter, mailer, sealer, users });
   const emailAddresses = createEmailAddressesService({ db, clock, mailer, limiter, users });
-  // The job queue's worker; it is created before the services that queue jobs so they can wake it.
-  const jobHandlers: Parameters<typeof createJobWorker>[0]['handlers'] = {};
-  const jobWorker = createJobWorker({ db, clock, log: app.log, notifications: options.notifications, handlers: jobHandlers, options: { ...JOB_WORKER_DEFAULTS, ...options.jobs } });
   const dataRequests = createDataRequestsService({ db, clock, environments, mailer, wakeJobs: jobWorker.wake });
   Object.assign(jobHandlers, dataRequests.jobHandlers);
   const webhookSender = createWebhookSender({ ...WEBHOOK_SENDER_DEFAULTS, ...options.webhooks?.sender });
@@ -336,8 +337,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorate('runHousekeeping', sweep);
   app.decorate('settled', background.settled);
   app.addHook('onClose', background.settled);
-  app.addHook('onReady', async () => mailer.start());
-  app.addHook('onClose', async () => mailer.close());
   app.decorate('runJobs', jobWorker.runDue);
   if (options.jobsInBackground !== false) app.addHook('onReady', async () => jobWorker.start());
   app.addHook('onClose', async () => { await jobWorker.stop(); webhookSender.close(); });

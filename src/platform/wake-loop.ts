@@ -22,7 +22,7 @@ export interface WakeLoopDeps {
 }
 
 /**
- * The loop of a durable worker (the mail outbox, the job queue): it drains every due piece of work, then
+ * The loop of a durable worker (the job queue's): it drains every due piece of work, then
  * sleeps until the next is due (at most pollIntervalMs); work queued by this process (wake) or another
  * (NOTIFY) wakes it sooner, and a wake during a drain drains again. Its timers never keep the process
  * alive; stop() lets the drain in flight finish.

@@ -27,7 +27,7 @@ describe("GET /api/admin/v1/environments/:id/outbox says whether the outbox catc
 
   it('is delivering with an SMTP server configured, and then keeps no mail to read', async () => {
     smtp = await startSmtpServer();
-    t = await startTestApp({ smtpUrl: `smtp://127.0.0.1:${smtp.port}`, mailDelivery: { pollIntervalMs: 20 } }, { ownDatabase: true });
+    t = await startTestApp({ smtpUrl: `smtp://127.0.0.1:${smtp.port}`, jobs: { pollIntervalMs: 20 } }, { ownDatabase: true });
     const env = await t.given.environment();
     const email = `delivered-${Date.now()}@example.com`;
     expect((await t.client(env).post('/auth/sign-up', { email, password })).statusCode).toBe(201);

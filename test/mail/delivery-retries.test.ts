@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AppOptions } from '../../src/app.js';
-import { createOutboxStore } from '../../src/platform/mail/outbox-store.js';
+import { createJobsStore } from '../../src/platform/jobs/store.js';
+import type { JobWorkerOptions } from '../../src/platform/jobs/worker.js';
+import { queueMail } from '../../src/platform/mail/delivery.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { signUp } from '../helpers/flows.js';
 import { freePort } from '../helpers/processes.js';
@@ -8,8 +10,9 @@ import { mailCount, outboxRows, parseMessage, receivedBy, startSmtpServer, waitF
 import { PATIENCE_MS } from '../helpers/patience.js';
 
 const SECOND = 1000;
-// Quick polling, and a first retry after 0.5 to 1 s of the test clock (which only moves when told).
-const DELIVERY = { pollIntervalMs: 20, baseDelayMs: SECOND, maxDelayMs: 60 * SECOND, leaseMs: 60 * SECOND, maxAttempts: 5 };
+// A first retry after 0.5 to 1 s of the test clock (which only moves when told), and a job worker that polls quickly.
+const DELIVERY = { baseDelayMs: SECOND, maxDelayMs: 60 * SECOND, maxAttempts: 5 };
+const JOBS = { pollIntervalMs: 20, leaseMs: 60 * SECOND };
 
 describe('mail delivery from the outbox, with retries', () => {
   let t: TestApp | undefined;
@@ -21,17 +24,17 @@ describe('mail delivery from the outbox, with retries', () => {
     smtp = undefined;
   });
 
-  const start = async (port: number, delivery: Partial<AppOptions['mailDelivery']> = {}) => {
-    t = await startTestApp({ smtpUrl: `smtp://127.0.0.1:${port}`, mailDelivery: { ...DELIVERY, ...delivery } }, { ownDatabase: true });
+  const start = async (port: number, delivery: Partial<AppOptions['mailDelivery']> = {}, jobs: Partial<JobWorkerOptions> = {}) => {
+    t = await startTestApp({ smtpUrl: `smtp://127.0.0.1:${port}`, mailDelivery: { ...DELIVERY, ...delivery }, jobs: { ...JOBS, ...jobs } }, { ownDatabase: true });
     return t;
   };
-  /** The environment's one outbox row once it has had `attempts` attempts and is no longer held by a worker. */
+  /** The environment's one outbox row once it has had `attempts` attempts and none is under way (next_attempt_at is set then, or it is done). */
   const afterAttempt = async (t: TestApp, environmentId: string, attempts: number, status = 'pending') => {
     await vi.waitFor(async () => {
       const [row] = await outboxRows(t, environmentId);
       expect(row).toMatchObject({ attempts, status });
       if (status === 'pending') expect(row!.last_error).not.toBeNull();
-      expect(row!.next_attempt_at === null || row!.next_attempt_at.getTime() - t.clock.now().getTime() < DELIVERY.leaseMs).toBe(true);
+      expect(row!.next_attempt_at === null || row!.next_attempt_at.getTime() - t.clock.now().getTime() < JOBS.leaseMs).toBe(true);
     }, { timeout: PATIENCE_MS, interval: 20 });
     return (await outboxRows(t, environmentId))[0]!;
   };
@@ -104,15 +107,14 @@ describe('mail delivery from the outbox, with retries', () => {
     const t = await start(smtp.port);
     const env = await t.given.environment();
     const orphan = `orphan-${env.id}@example.com`;
-    // A worker of another process claims the message as it is queued, then dies before sending it.
+    // A worker of another process claims the message's job as it is queued, then dies before sending it.
     await t.db.transaction().execute(async (trx) => {
-      const outbox = createOutboxStore(trx);
-      await outbox.insertPending(env.id, { to: orphan, subject: 'Orphan', text: 'text', html: '<p>html</p>' }, t.clock.now());
-      expect(await outbox.claimDue(t.clock.now(), new Date(t.clock.now().getTime() + DELIVERY.leaseMs), 10)).toHaveLength(1);
+      await queueMail(trx, env.id, { to: orphan, subject: 'Orphan', text: 'text', html: '<p>html</p>' }, t.clock.now(), DELIVERY.maxAttempts);
+      expect(await createJobsStore(trx).claimDue(t.clock.now(), new Date(t.clock.now().getTime() + JOBS.leaseMs), 10)).toHaveLength(1);
     });
 
     // Just before the lease ends, this worker drains all that is due: mail queued now, not the orphan.
-    t.clock.advance(DELIVERY.leaseMs - 1);
+    t.clock.advance(JOBS.leaseMs - 1);
     const other = `other-${env.id}@example.com`;
     expect((await signUp(t, env, other)).statusCode).toBe(201);
     await waitForMail(smtp, other);
@@ -127,7 +129,7 @@ describe('mail delivery from the outbox, with retries', () => {
   it('delivers mail queued in the transaction of an invitation at once, without waiting for the next poll', async () => {
     smtp = await startSmtpServer();
     // The worker would not look by itself within the test: the commit (NOTIFY on PostgreSQL) wakes it.
-    const t = await start(smtp.port, { pollIntervalMs: 600_000 });
+    const t = await start(smtp.port, {}, { pollIntervalMs: 600_000 });
     const env = await t.given.environment({ signUpUrl: 'https://app.example.com/join' });
     const email = `invitee-${env.id}@example.com`;
 
@@ -138,13 +140,13 @@ describe('mail delivery from the outbox, with retries', () => {
 
   it.skipIf(!process.env.TEST_DATABASE_URL)('wakes at the commit of mail another process queued (NOTIFY; PostgreSQL only), without waiting for the next poll', async () => {
     smtp = await startSmtpServer();
-    const t = await start(smtp.port, { pollIntervalMs: 600_000 });
+    const t = await start(smtp.port, {}, { pollIntervalMs: 600_000 });
     const env = await t.given.environment();
     const email = `elsewhere-${env.id}@example.com`;
 
     // Queued as another process would: this app's mailer never hears of it, only the database tells.
     await t.db.transaction().execute((trx) =>
-      createOutboxStore(trx).insertPending(env.id, { to: email, subject: 'Queued elsewhere', text: 'text', html: '<p>html</p>' }, t.clock.now()));
+      queueMail(trx, env.id, { to: email, subject: 'Queued elsewhere', text: 'text', html: '<p>html</p>' }, t.clock.now(), DELIVERY.maxAttempts));
 
     await waitForMail(smtp, email);
   });

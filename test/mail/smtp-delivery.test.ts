@@ -8,7 +8,7 @@ import { mailCount, outboxRows, parseMessage, startSmtpServer, waitForMail, type
 import { PATIENCE_MS } from '../helpers/patience.js';
 
 const SENDER = 'Gatehouse Test <auth@gatehouse.example>';
-// The worker looks for due mail this often in these tests (5 s in production; queued mail wakes it at once).
+// The job worker looks for due jobs this often in these tests (5 s in production; queued mail wakes it at once).
 const QUICK = { pollIntervalMs: 20 };
 
 describe('mail delivery over SMTP (GATEHOUSE_SMTP_URL)', () => {
@@ -18,7 +18,7 @@ describe('mail delivery over SMTP (GATEHOUSE_SMTP_URL)', () => {
   let hold: Promise<void> | undefined;
   beforeAll(async () => {
     smtp = await startSmtpServer({ gate: () => hold ?? Promise.resolve() });
-    t = await startTestApp({ smtpUrl: `smtp://127.0.0.1:${smtp.port}`, mailFrom: SENDER, mailDelivery: QUICK }, { ownDatabase: true });
+    t = await startTestApp({ smtpUrl: `smtp://127.0.0.1:${smtp.port}`, mailFrom: SENDER, jobs: QUICK }, { ownDatabase: true });
   });
   afterAll(async () => {
     await t?.close();
@@ -167,7 +167,7 @@ describe('mail delivery when the SMTP server fails', () => {
 
   it('answers sign-up with 201 when nothing listens on the SMTP port, and logs the failed attempt, without the code, for a retry', async () => {
     const deadPort = await freePort();
-    t = await startTestApp({ smtpUrl: `smtp://127.0.0.1:${deadPort}`, mailFrom: SENDER, mailDelivery: QUICK }, { ownDatabase: true });
+    t = await startTestApp({ smtpUrl: `smtp://127.0.0.1:${deadPort}`, mailFrom: SENDER, jobs: QUICK }, { ownDatabase: true });
     const logged = vi.spyOn(t.app.log, 'warn');
     const env = await t.given.environment();
     const email = `alan-${env.id}@example.com`;
@@ -195,7 +195,7 @@ describe('mail delivery when the SMTP server fails', () => {
     const server = createServer((socket) => { sockets.add(socket); socket.on('close', () => sockets.delete(socket)); });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     stalled = { server, sockets };
-    t = await startTestApp({ smtpUrl: `smtp://127.0.0.1:${(server.address() as AddressInfo).port}`, mailFrom: SENDER, mailDelivery: QUICK }, { ownDatabase: true });
+    t = await startTestApp({ smtpUrl: `smtp://127.0.0.1:${(server.address() as AddressInfo).port}`, mailFrom: SENDER, jobs: QUICK }, { ownDatabase: true });
     const logged = vi.spyOn(t.app.log, 'warn');
     const env = await t.given.environment();
 

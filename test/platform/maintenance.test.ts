@@ -43,7 +43,7 @@ describe('housekeeping of spent rate-limit windows and codes', () => {
     t.clock.advance(DAY + 10 * 60_000 + 1);
     expect((await signUp(t, env, 'late@example.com')).statusCode).toBe(201);
     const auth = createEmailedCodesService({
-      db: t.db, clock: t.clock, mailer: { mode: 'catching', send: async () => {}, start: () => {}, close: async () => {} },
+      db: t.db, clock: t.clock, mailer: { mode: 'catching', send: async () => {}, jobHandlers: {} },
       users: undefined as never, issueSession: undefined as never, background: undefined as never, secondStep: undefined as never, limiter: createRateLimiter(t.db, t.clock),
     });
 

@@ -60,13 +60,12 @@ describe('retention of ended sessions and delivered mail (the housekeeping sweep
     const [env, other] = [await t.given.environment(), await t.given.environment()];
     const outbox = createOutboxStore(t.db);
     const mail = (to: string) => ({ to, subject: 'Your code is 123456', text: 'text', html: '<p>html</p>' });
-    /** Queues and claims the mail at once; then sent, failed, or left pending (its worker died with a lease of a year). */
+    /** Queues the mail and begins its first attempt at once; then sent, failed, or left pending (its worker died). */
     const queue = async (environmentId: string, to: string, outcome: 'sent' | 'failed' | 'pending') => {
-      await outbox.insertPending(environmentId, mail(to), t.clock.now());
-      const [claimed] = await outbox.claimDue(t.clock.now(), new Date(t.clock.now().getTime() + 365 * DAY), 1);
-      expect(claimed!.to).toBe(to);
-      if (outcome === 'sent') await outbox.markSent(claimed!.environmentId, claimed!.id, t.clock.now());
-      if (outcome === 'failed') await outbox.markFailed(claimed!, t.clock.now(), 'ESOCKET');
+      const id = await outbox.insertPending(environmentId, mail(to), t.clock.now());
+      expect((await outbox.beginAttempt(environmentId, id, 1))?.to).toBe(to);
+      if (outcome === 'sent') await outbox.markSent(environmentId, id, t.clock.now());
+      if (outcome === 'failed') await outbox.markFailed(environmentId, id, 1, t.clock.now(), 'ESOCKET');
     };
     t.clock.set(START);
     await queue(env.id, 'old-sent@example.com', 'sent');
