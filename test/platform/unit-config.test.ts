@@ -23,8 +23,18 @@ describe('configuration from environment variables', () => {
       port: 3000, host: 'localhost', dataDir: './data', databaseUrl: undefined, adminToken: undefined, smtpUrl: undefined,
       mailFrom: 'Gatehouse <no-reply@gatehouse.localhost>', trustedProxies: [], logLevel: 'info',
       housekeepingIntervalSeconds: 600, retentionSessionsDays: 30, retentionOutboxDays: 7, statementTimeoutMs: 5000, lockTimeoutMs: 2000,
-      jobLeaseSeconds: 60,
+      jobLeaseSeconds: 60, webhookPrivateTargets: 'allow', jobWorker: 'on',
     });
+  });
+
+  it('refuses deliveries to private networks by default with DATABASE_URL, and checks the two job and webhook switches', () => {
+    expect(loadConfig({ DATABASE_URL: 'postgres://db/gatehouse' })).toMatchObject({ webhookPrivateTargets: 'deny', jobWorker: 'on' });
+    expect(loadConfig({ DATABASE_URL: 'postgres://db/gatehouse', GATEHOUSE_WEBHOOK_PRIVATE_TARGETS: 'allow', GATEHOUSE_JOB_WORKER: 'only' }))
+      .toMatchObject({ webhookPrivateTargets: 'allow', jobWorker: 'only' });
+    expect(configError({ GATEHOUSE_WEBHOOK_PRIVATE_TARGETS: 'maybe', GATEHOUSE_JOB_WORKER: 'sometimes' }).split('\n').slice(1)).toEqual([
+      '  GATEHOUSE_WEBHOOK_PRIVATE_TARGETS: must be allow or deny (got "maybe")',
+      "  GATEHOUSE_JOB_WORKER: must be on (this process serves HTTP and runs the job queue's worker), off (HTTP only) or only (a worker process: jobs only, no HTTP; needs DATABASE_URL) (got \"sometimes\")",
+    ]);
   });
 
   it('reads every variable, splitting trusted proxies on commas', () => {
