@@ -33,6 +33,7 @@ const registry: Record<string, () => Promise<Bench>> = {
   'sdk-verify': () => import('./sdk-verify.js'),
   'hosted-pages': () => import('./hosted-pages.js'),
   dashboard: () => import('./dashboard.js'),
+  webhooks: () => import('./webhooks.js'),
 };
 
 function usage(): string {
