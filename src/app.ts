@@ -87,6 +87,8 @@ import { createOperatorAccounts } from './operators/service.js';
 import { operatorSessionRoutes, operatorSignInRoutes } from './auth/routes/operator-sessions.js';
 import { createOperatorSessions } from './auth/service/operator-sessions.js';
 import { createUsersService } from './users/service.js';
+import { webhooksServerRoutes } from './webhooks/routes.js';
+import { createWebhooksService } from './webhooks/service.js';
 
 export interface AppOptions {
   db: Db;
@@ -194,6 +196,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const jobWorker = createJobWorker({ db, clock, log: app.log, notifications: options.notifications, handlers: jobHandlers, options: { ...JOB_WORKER_DEFAULTS, ...options.jobs } });
   const dataRequests = createDataRequestsService({ db, clock, environments, mailer, wakeJobs: jobWorker.wake });
   Object.assign(jobHandlers, dataRequests.jobHandlers);
+  const webhooks = createWebhooksService({ db, clock, sealer, wakeJobs: jobWorker.wake });
   // Operators are the users of a reserved environment: the end-users' sign-in, lockout, factors and sessions run for them.
   const operatorAccounts = createOperatorAccounts({ db, clock, environments, users });
   const operatorSessions = createOperatorSessions({
@@ -280,6 +283,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     factorsServerRoutes(factors),
     dataRequestsServerRoutes(dataRequests),
     passkeysServerRoutes(passkeys),
+    webhooksServerRoutes(webhooks),
   ], options.adminToken ? operatorSessions.authenticator : undefined), { prefix: '/api/server/v1' });
 
   const memberActions = createMemberActions(organizations);

@@ -182,6 +182,29 @@ export interface OperatorPasswordTokenRow {
   environment_id: string; id: string; user_id: string; token_hash: Buffer; created_at: Date; expires_at: Date; used_at: Date | null;
 }
 
+export interface WebhookEndpointRow {
+  environment_id: string; id: string; url: string; description: string | null; event_types: string[] | null; enabled: boolean;
+  disabled_reason: 'manual' | 'failing' | null; secret_sealed: Buffer; previous_secret_sealed: Buffer | null;
+  previous_secret_expires_at: Date | null; failing_since: Date | null; created_at: Date; updated_at: Date;
+}
+
+export interface WebhookEventRow {
+  environment_id: string; id: string; type: string; data: Json; occurred_at: Date;
+}
+
+export type WebhookDeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
+export interface WebhookDeliveryRow {
+  environment_id: string; id: string; endpoint_id: string; event_id: string; job_id: string; status: WebhookDeliveryStatus;
+  attempts: Generated<number>; next_attempt_at: Date | null; last_response_status: number | null; last_error: string | null;
+  created_at: Date; finished_at: Date | null;
+}
+
+export interface WebhookAttemptRow {
+  environment_id: string; delivery_id: string; attempt: number; started_at: Date; duration_ms: number;
+  response_status: number | null; response_body: string | null; error: string | null;
+}
+
 export interface Tables {
   environments: EnvironmentRow;
   secret_keys: SecretKeyRow;
@@ -213,6 +236,10 @@ export interface Tables {
   passkeys: PasskeyRow;
   passkey_challenges: PasskeyChallengeRow;
   operator_password_tokens: OperatorPasswordTokenRow;
+  webhook_endpoints: WebhookEndpointRow;
+  webhook_events: WebhookEventRow;
+  webhook_deliveries: WebhookDeliveryRow;
+  webhook_attempts: WebhookAttemptRow;
 }
 
 /** The database, typed by its tables: the connection pool, or a transaction over it. */
