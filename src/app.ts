@@ -89,6 +89,8 @@ import { createOperatorAccounts } from './operators/service.js';
 import { operatorSessionRoutes, operatorSignInRoutes } from './auth/routes/operator-sessions.js';
 import { createOperatorSessions } from './auth/service/operator-sessions.js';
 import { createUsersService } from './users/service.js';
+import { webhooksServerRoutes } from './webhooks/routes.js';
+import { createWebhooksService } from './webhooks/service.js';
 
 export interface AppOptions {
   db: Db;
@@ -204,6 +206,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     db, clock, sealer, log: app.log, sender: webhookSender, metrics, options: { ...WEBHOOK_DELIVERY_DEFAULTS, ...options.webhooks?.delivery },
   });
   watchJobQueue(metrics, createJobsStore(db).depth, () => clock.now());
+  const webhooks = createWebhooksService({ db, clock, sealer, wakeJobs: jobWorker.wake });
   // Operators are the users of a reserved environment: the end-users' sign-in, lockout, factors and sessions run for them.
   const operatorAccounts = createOperatorAccounts({ db, clock, environments, users });
   const operatorSessions = createOperatorSessions({
@@ -290,6 +293,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     factorsServerRoutes(factors),
     dataRequestsServerRoutes(dataRequests),
     passkeysServerRoutes(passkeys),
+    webhooksServerRoutes(webhooks),
   ], options.adminToken ? operatorSessions.authenticator : undefined), { prefix: '/api/server/v1' });
 
   const memberActions = createMemberActions(organizations);

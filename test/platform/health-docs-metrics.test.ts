@@ -165,6 +165,8 @@ describe('GET /openapi.json', () => {
   /** Actions that take no body at all; every other POST, PUT and PATCH must document one. */
   const BODYLESS = new Set([
     'POST /api/server/v1/users/{userId}/ban',
+    'POST /api/server/v1/webhook-endpoints/{endpointId}/rotate-secret',
+    'POST /api/server/v1/webhook-deliveries/{deliveryId}/retry',
     'POST /api/server/v1/users/{userId}/unban',
     'POST /api/admin/v1/environments/{id}/secret-keys',
     'POST /api/server/v1/invitations/{invitationId}/revoke',

@@ -31,3 +31,13 @@ export async function enqueueJob(trx: Db, environmentId: string, job: JobRequest
   await publishInvalidation(trx, JOB_QUEUED_MESSAGE);
   return id;
 }
+
+/**
+ * Makes a queued job due now, in the caller's transaction (a retry asked for by a person); other
+ * processes' workers hear of it at commit. False when the job is no longer queued: queue another then.
+ */
+export async function makeJobDueNow(trx: Db, environmentId: string, jobId: string, now: Date): Promise<boolean> {
+  const made = await createJobsStore(trx).makeDue(environmentId, jobId, now);
+  if (made) await publishInvalidation(trx, JOB_QUEUED_MESSAGE);
+  return made;
+}

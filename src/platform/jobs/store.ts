@@ -60,6 +60,14 @@ export function createJobsStore(db: Db) {
     markFailed: (job: ClaimedJob, now: Date, error: string) =>
       queued(job.environmentId, job.id, job.attempts).set({ status: 'failed', finished_at: now, locked_until: null, last_error: error })
         .execute().then(() => undefined),
+    /**
+     * A queued job due at `now` (sooner, never later); an attempt in flight keeps its lease. False when the
+     * job is no longer queued (done or given up on).
+     */
+    makeDue: (environmentId: string, id: string, now: Date) =>
+      db.updateTable('jobs').where('environment_id', '=', environmentId).where('id', '=', id).where('status', '=', 'queued')
+        .set({ run_at: sql<Date>`least(run_at, ${now}::timestamptz)` })
+        .returning('id').executeTakeFirst().then((row) => row !== undefined),
     /** When the earliest queued job is due (or its lease ends); undefined when none is queued. */
     nextDueAt: () =>
       db.selectFrom('jobs').select(sql<Date | null>`min(greatest(run_at, coalesce(locked_until, run_at)))`.as('due'))

@@ -829,6 +829,120 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/server/v1/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List webhook endpoints, oldest first */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Create a webhook endpoint; the answer shows its signing secret, once
+         * @description At most 20 endpoints per environment (409 webhook_endpoint_limit). The URL is http: or https: without credentials; where a delivery may go (private networks) is decided when it is sent. `eventTypes` names types of GET /webhook-event-types, or null for every type.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/server/v1/webhook-endpoints/{endpointId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a webhook endpoint */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /** Delete a webhook endpoint with its deliveries */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint's URL, event types, description, or turn it on or off
+         * @description At most 20 endpoints per environment (409 webhook_endpoint_limit). The URL is http: or https: without credentials; where a delivery may go (private networks) is decided when it is sent. `eventTypes` names types of GET /webhook-event-types, or null for every type.
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/api/server/v1/webhook-endpoints/{endpointId}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Replace a webhook endpoint's signing secret; the previous one also signs for 24 hours */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/server/v1/webhook-endpoints/{endpointId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a webhook endpoint's deliveries with their attempts, newest first */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/server/v1/webhook-deliveries/{deliveryId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a webhook delivery again now
+         * @description A finished delivery goes back to pending; a pending one is due now. 409 webhook_endpoint_disabled while its endpoint is off.
+         */
+        post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/server/v1/webhook-event-types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the webhook event types, each with an example payload */
+        get: operations["listWebhookEventTypes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_svc/auth/sign-up": {
         parameters: {
             query?: never;
@@ -2454,6 +2568,26 @@ export interface components {
             /** @description `dispatched`: mailed to the invitee with a link to the environment's invitationAcceptUrl or hosted page (best effort); `not_configured`: no accept URL, no mail, the token is the only way in. */
             emailDelivery: "dispatched" | "not_configured";
         };
+        /**
+         * CreatedWebhookEndpoint
+         * @description The endpoint just created, with its signing secret (shown once).
+         */
+        CreatedWebhookEndpoint: {
+            /** Format: uuid */
+            id: string;
+            url: string;
+            description: string | null;
+            eventTypes: string[] | null;
+            enabled: boolean;
+            /** @description Why the endpoint is off: `manual` (turned off through the API), `failing` (every delivery failed for days), or null while enabled. */
+            disabledReason: "manual" | "failing" | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description The signing secret (`whsec_` and base64), for Standard Webhooks verifiers. Shown only in this answer: store it now. */
+            secret: string;
+        };
         /** CreateOperator */
         CreateOperator: {
             /** Format: email */
@@ -3213,6 +3347,16 @@ export interface components {
             };
         };
         /**
+         * RetriedWebhookDelivery
+         * @description The delivery, due again now.
+         */
+        RetriedWebhookDelivery: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            status: "pending";
+        };
+        /**
          * RoleSet
          * @description An organization role set: the roles organizations of the environment use, each with its permissions.
          */
@@ -3229,6 +3373,26 @@ export interface components {
             }[];
             /** Format: date-time */
             createdAt: string;
+        };
+        /**
+         * RotatedWebhookSecret
+         * @description The endpoint with its new signing secret (shown once); the previous secret also signs deliveries for 24 hours.
+         */
+        RotatedWebhookSecret: {
+            /** Format: uuid */
+            id: string;
+            url: string;
+            description: string | null;
+            eventTypes: string[] | null;
+            enabled: boolean;
+            /** @description Why the endpoint is off: `manual` (turned off through the API), `failing` (every delivery failed for days), or null while enabled. */
+            disabledReason: "manual" | "failing" | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description The signing secret (`whsec_` and base64), for Standard Webhooks verifiers. Shown only in this answer: store it now. */
+            secret: string;
         };
         /**
          * SecretKeySummary
@@ -3446,6 +3610,79 @@ export interface components {
                 /** Format: uuid */
                 userId: string;
             };
+        };
+        /** WebhookAttempt */
+        WebhookAttempt: {
+            attempt: number;
+            /** Format: date-time */
+            startedAt: string;
+            durationMs: number;
+            responseStatus: number | null;
+            responseBody: string | null;
+            error: string | null;
+        };
+        /**
+         * WebhookDelivery
+         * @description One event sent to one endpoint, with its attempts.
+         */
+        WebhookDelivery: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            eventId: string;
+            /** Format: uuid */
+            endpointId: string;
+            /** @description The event type. */
+            type: string;
+            /** @description `pending` (attempts to come), `succeeded` (a 2xx answer), `failed` (given up on, or a target the service may not send to). */
+            status: "pending" | "succeeded" | "failed";
+            responseStatus: number | null;
+            /** @description Attempts made so far. */
+            attempt: number;
+            nextAttemptAt: string | null;
+            lastError: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            finishedAt: string | null;
+            /** @description Every attempt, oldest first. */
+            attempts: components["schemas"]["WebhookAttempt"][];
+        };
+        /**
+         * WebhookEndpoint
+         * @description A receiver of webhook events (Standard Webhooks). Its signing secret is shown only when created or rotated.
+         */
+        WebhookEndpoint: {
+            /** Format: uuid */
+            id: string;
+            url: string;
+            description: string | null;
+            eventTypes: string[] | null;
+            enabled: boolean;
+            /** @description Why the endpoint is off: `manual` (turned off through the API), `failing` (every delivery failed for days), or null while enabled. */
+            disabledReason: "manual" | "failing" | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        /**
+         * WebhookEventTypes
+         * @description Every webhook event type, what makes it, and an example payload.
+         */
+        WebhookEventTypes: {
+            items: {
+                type: string;
+                description: string;
+                /** @description A payload as a receiver gets it. */
+                example: {
+                    type: string;
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: {
+                        [key: string]: unknown;
+                    };
+                };
+            }[];
         };
     };
     responses: never;
@@ -6202,6 +6439,400 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PasskeyList"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100. */
+                limit?: number;
+                /** @description The previous page's nextCursor. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the list: `items`, and while `hasMore` the `nextCursor` to pass as `cursor` for the next page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["WebhookEndpoint"][];
+                        nextCursor: string | null;
+                        hasMore: boolean;
+                    };
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Where deliveries are POSTed: an http: or https: URL without credentials, at most 2048 characters. */
+                    url: string;
+                    eventTypes?: null | string[];
+                    description?: null | string;
+                    /** @description Default true. */
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The endpoint just created, with its signing secret (shown once). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedWebhookEndpoint"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A receiver of webhook events (Standard Webhooks). Its signing secret is shown only when created or rotated. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Where deliveries are POSTed: an http: or https: URL without credentials, at most 2048 characters. */
+                    url?: string;
+                    eventTypes?: null | string[];
+                    description?: null | string;
+                    /** @description false turns the endpoint off (`disabledReason` `manual`); true turns it on again and clears `disabledReason`. */
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description A receiver of webhook events (Standard Webhooks). Its signing secret is shown only when created or rotated. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint with its new signing secret (shown once); the previous secret also signs deliveries for 24 hours. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RotatedWebhookSecret"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100. */
+                limit?: number;
+                /** @description The previous page's nextCursor. */
+                cursor?: string;
+                /** @description `pending` (attempts to come), `succeeded` (a 2xx answer), `failed` (given up on, or a target the service may not send to). */
+                status?: "pending" | "succeeded" | "failed";
+            };
+            header?: never;
+            path: {
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the list: `items`, and while `hasMore` the `nextCursor` to pass as `cursor` for the next page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["WebhookDelivery"][];
+                        nextCursor: string | null;
+                        hasMore: boolean;
+                    };
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    retryWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery, due again now. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RetriedWebhookDelivery"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhookEventTypes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every webhook event type, what makes it, and an example payload. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEventTypes"];
                 };
             };
             /** @description Error (RFC 9457) */
