@@ -105,7 +105,7 @@ export function createWebhooksService({ db, clock, sealer, wakeJobs }: WebhooksD
       return inTransaction(db, async (trx) => {
         const endpoint = await createWebhooksStore(trx).updateEndpoint(environmentId, endpointId, changes, clock.now());
         if (!endpoint) throw webhookEndpointNotFound();
-        await record(trx, environmentId, 'webhook_endpoint.updated', endpoint.id, by, { changed: Object.keys(body).sort() });
+        await record(trx, environmentId, 'webhook_endpoint.updated', endpoint.id, by, { changedFields: Object.keys(body).sort() });
         return endpoint;
       });
     },

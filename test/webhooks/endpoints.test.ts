@@ -54,6 +54,13 @@ describe('Server API: /webhook-endpoints', () => {
     expect(created).toMatchObject({ url: 'http://127.0.0.1:8080/hook', eventTypes: null, description: null, enabled: false, disabledReason: 'manual' });
   });
 
+  it('keeps an event type named twice once', async () => {
+    const env = await t.given.environment();
+    const created = await createEndpoint(t, env, { eventTypes: ['user.created', 'user.banned', 'user.created'] });
+    expect(created.eventTypes).toEqual(['user.created', 'user.banned']);
+    expect((await storedEndpoints(t, env))[0]!.event_types).toEqual(['user.created', 'user.banned']);
+  });
+
   it('lists endpoints oldest first, a page at a time', async () => {
     const env = await t.given.environment();
     const ids = [];
@@ -101,6 +108,13 @@ describe('Server API: /webhook-endpoints', () => {
     expect(await storedEndpoints(t, env)).toHaveLength(20);
   });
 
+  it('keeps to 20 endpoints when creations race', async () => {
+    const env = await t.given.environment();
+    const answers = await Promise.all(Array.from({ length: 24 }, (_, i) => t.server(env).post('/webhook-endpoints', { url: `https://hooks.example.com/${i}` })));
+    expect(answers.map((res) => res.statusCode).sort()).toEqual([...Array(20).fill(201), ...Array(4).fill(409)]);
+    expect(await storedEndpoints(t, env)).toHaveLength(20);
+  });
+
   it('updates url, eventTypes and description; enabled false records manual, true clears the reason and failing_since', async () => {
     const env = await t.given.environment();
     const created = await createEndpoint(t, env, { eventTypes: ['user.created'] });
@@ -118,7 +132,7 @@ describe('Server API: /webhook-endpoints', () => {
     expect(row).toMatchObject({ enabled: true, disabled_reason: null, failing_since: null });
     expect(opened(row!.secret_sealed)).toBe(created.secret);
     expect((await eventsOf(t, env, 'webhook_endpoint.updated')).map((e) => e.metadata)).toEqual([
-      { changed: ['description', 'enabled', 'eventTypes', 'url'] }, { changed: ['enabled'] },
+      { changedFields: ['description', 'enabled', 'eventTypes', 'url'] }, { changedFields: ['enabled'] },
     ]);
   });
 
