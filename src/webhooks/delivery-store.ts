@@ -1,67 +1,71 @@
 import { sql } from 'kysely';
 import type { Db } from '../platform/db/database.js';
+import type { WebhookDeliveryStatus } from '../platform/db/tables.js';
 import type { JsonObject } from '../platform/json.js';
 
 /** What one attempt of a delivery needs: the delivery, its endpoint and its event. */
 export interface DeliveryToSend {
-  environmentId: string; deliveryId: string; eventId: string; type: string; data: JsonObject; occurredAt: Date;
+  environmentId: string; deliveryId: string; attempts: number; eventId: string; type: string; data: JsonObject; occurredAt: Date;
   endpointId: string; url: string; enabled: boolean;
   secretSealed: Buffer; previousSecretSealed: Buffer | null; previousSecretExpiresAt: Date | null;
 }
 
 export interface AttemptRecord {
-  attempt: number; startedAt: Date; durationMs: number;
+  environmentId: string; deliveryId: string; attempt: number; startedAt: Date; durationMs: number;
   responseStatus: number | null; responseBody: string | null; error: string | null;
 }
 
+/** A delivery's state after an attempt (or after being found with its endpoint disabled). */
+export interface DeliveryChange {
+  environmentId: string; deliveryId: string; status: WebhookDeliveryStatus; attempts: number;
+  nextAttemptAt: Date | null; responseStatus: number | null; error: string | null; finishedAt: Date | null;
+}
+
+/** Rows as one jsonb parameter, read back with jsonb_to_recordset: one statement for a whole batch. */
+const asJson = (rows: object[]) => JSON.stringify(rows);
+
 export function createDeliveryStore(db: Db) {
-  const delivery = (environmentId: string, id: string) =>
-    db.updateTable('webhook_deliveries').where('environment_id', '=', environmentId).where('id', '=', id);
+  const endpoint = (environmentId: string, endpointId: string) =>
+    db.updateTable('webhook_endpoints').where('environment_id', '=', environmentId).where('id', '=', endpointId);
   return {
-    /** The pending delivery with its endpoint and event; undefined once it is settled or gone (endpoint deleted). */
-    pending: (environmentId: string, deliveryId: string) =>
-      db.selectFrom('webhook_deliveries as d')
-        .innerJoin('webhook_endpoints as e', (join) => join.onRef('e.environment_id', '=', 'd.environment_id').onRef('e.id', '=', 'd.endpoint_id'))
-        .innerJoin('webhook_events as v', (join) => join.onRef('v.environment_id', '=', 'd.environment_id').onRef('v.id', '=', 'd.event_id'))
-        .where('d.environment_id', '=', environmentId).where('d.id', '=', deliveryId).where('d.status', '=', 'pending')
-        .select([
-          'd.environment_id as environmentId', 'd.id as deliveryId', 'v.id as eventId', 'v.type', 'v.data', 'v.occurred_at as occurredAt',
-          'e.id as endpointId', 'e.url', 'e.enabled', 'e.secret_sealed as secretSealed', 'e.previous_secret_sealed as previousSecretSealed',
-          'e.previous_secret_expires_at as previousSecretExpiresAt',
-        ])
-        .executeTakeFirst() as Promise<DeliveryToSend | undefined>,
-    /** Records an attempt and answers its number (one more than the delivery's attempts so far). */
-    async recordAttempt(environmentId: string, deliveryId: string, attempt: Omit<AttemptRecord, 'attempt'>): Promise<number> {
-      const { attempts } = await delivery(environmentId, deliveryId).set((eb) => ({
-        attempts: eb('attempts', '+', 1), last_response_status: attempt.responseStatus, last_error: attempt.error,
-      })).returning('attempts').executeTakeFirstOrThrow();
-      await db.insertInto('webhook_attempts').values({
-        environment_id: environmentId, delivery_id: deliveryId, attempt: attempts, started_at: attempt.startedAt, duration_ms: attempt.durationMs,
-        response_status: attempt.responseStatus, response_body: attempt.responseBody, error: attempt.error,
-      }).execute();
-      return attempts;
-    },
-    finish: (environmentId: string, deliveryId: string, status: 'succeeded' | 'failed', now: Date, error?: string) =>
-      delivery(environmentId, deliveryId).set({ status, next_attempt_at: null, finished_at: now, ...(error !== undefined && { last_error: error }) })
-        .execute().then(() => undefined),
-    retryAt: (environmentId: string, deliveryId: string, at: Date) =>
-      delivery(environmentId, deliveryId).set({ next_attempt_at: at }).execute().then(() => undefined),
+    /** The pending deliveries among these, with their endpoint and event; a settled or deleted one is left out. */
+    pending: (keys: { environmentId: string; deliveryId: string }[]) =>
+      sql<DeliveryToSend>`
+        select d.environment_id as "environmentId", d.id as "deliveryId", d.attempts, v.id as "eventId", v.type, v.data,
+          v.occurred_at as "occurredAt", e.id as "endpointId", e.url, e.enabled, e.secret_sealed as "secretSealed",
+          e.previous_secret_sealed as "previousSecretSealed", e.previous_secret_expires_at as "previousSecretExpiresAt"
+        from jsonb_to_recordset(${asJson(keys)}::jsonb) as k("environmentId" uuid, "deliveryId" uuid)
+        join webhook_deliveries d on d.environment_id = k."environmentId" and d.id = k."deliveryId" and d.status = 'pending'
+        join webhook_endpoints e on e.environment_id = d.environment_id and e.id = d.endpoint_id
+        join webhook_events v on v.environment_id = d.environment_id and v.id = d.event_id`.execute(db).then((r) => r.rows),
+    recordAttempts: (attempts: AttemptRecord[]) =>
+      attempts.length === 0 ? Promise.resolve() : db.insertInto('webhook_attempts').values(attempts.map((a) => ({
+        environment_id: a.environmentId, delivery_id: a.deliveryId, attempt: a.attempt, started_at: a.startedAt, duration_ms: a.durationMs,
+        response_status: a.responseStatus, response_body: a.responseBody, error: a.error,
+      }))).execute().then(() => undefined),
+    /** Each delivery's new state, unless it was settled meanwhile (a delivery is only ever changed while pending). */
+    change: (changes: DeliveryChange[]) =>
+      changes.length === 0 ? Promise.resolve() : sql`
+        update webhook_deliveries d set status = c.status, attempts = c.attempts, next_attempt_at = c."nextAttemptAt",
+          last_response_status = coalesce(c."responseStatus", case when c.attempts > d.attempts then null else d.last_response_status end),
+          last_error = c.error, finished_at = c."finishedAt"
+        from jsonb_to_recordset(${asJson(changes)}::jsonb) as c("environmentId" uuid, "deliveryId" uuid, status text, attempts int,
+          "nextAttemptAt" timestamptz, "responseStatus" int, error text, "finishedAt" timestamptz)
+        where d.environment_id = c."environmentId" and d.id = c."deliveryId" and d.status = 'pending'`.execute(db).then(() => undefined),
     /** The endpoint answered: it is no longer failing. */
     endpointAnswered: (environmentId: string, endpointId: string) =>
-      db.updateTable('webhook_endpoints').where('environment_id', '=', environmentId).where('id', '=', endpointId)
-        .where('failing_since', 'is not', null).set({ failing_since: null }).execute().then(() => undefined),
+      endpoint(environmentId, endpointId).where('failing_since', 'is not', null).set({ failing_since: null }).execute().then(() => undefined),
     /**
      * The endpoint failed at `at`: it has been failing since its first failure after its last success.
-     * Answers since when, so the caller can tell whether it has failed long enough to be disabled.
+     * Answers since when, and whether it is still enabled.
      */
     endpointFailed: (environmentId: string, endpointId: string, at: Date) =>
-      db.updateTable('webhook_endpoints').where('environment_id', '=', environmentId).where('id', '=', endpointId)
-        .set({ failing_since: sql<Date>`coalesce(failing_since, ${at}::timestamptz)` })
+      endpoint(environmentId, endpointId).set({ failing_since: sql<Date>`coalesce(failing_since, ${at}::timestamptz)` })
         .returning(['failing_since', 'enabled']).executeTakeFirst()
         .then((row) => (row ? { failingSince: row.failing_since!, enabled: row.enabled } : undefined)),
     /** Turns the endpoint off for failing; answers whether this call did (so it is reported once). */
     disableForFailing: (environmentId: string, endpointId: string, now: Date) =>
-      db.updateTable('webhook_endpoints').where('environment_id', '=', environmentId).where('id', '=', endpointId).where('enabled', '=', true)
-        .set({ enabled: false, disabled_reason: 'failing', updated_at: now }).returning('id').executeTakeFirst().then((row) => row !== undefined),
+      endpoint(environmentId, endpointId).where('enabled', '=', true).set({ enabled: false, disabled_reason: 'failing', updated_at: now })
+        .returning('id').executeTakeFirst().then((row) => row !== undefined),
   };
 }

@@ -9,7 +9,7 @@ import { retryDelayMs, type Backoff } from '../platform/jobs/backoff.js';
 import type { ClaimedJob } from '../platform/jobs/store.js';
 import type { ExternalJobHandler, JobOutcome } from '../platform/jobs/worker.js';
 import type { Metrics } from '../platform/metrics.js';
-import { createDeliveryStore, type DeliveryToSend } from './delivery-store.js';
+import { createDeliveryStore, type AttemptRecord, type DeliveryChange, type DeliveryToSend } from './delivery-store.js';
 import { RefusedTarget, type WebhookSender } from './target.js';
 
 export const WEBHOOK_DELIVERY_JOB = 'webhook.deliver';
@@ -33,8 +33,10 @@ export const WEBHOOK_DELIVERY_DEFAULTS: WebhookDeliveryOptions = {
 /** What one attempt came to, carried from the send (no transaction open) to its settlement. */
 type AttemptResult =
   | { kind: 'gone' }
-  | { kind: 'disabled' }
+  | { kind: 'disabled'; send: DeliveryToSend }
+  | { kind: 'postponed' }
   | { kind: 'attempted'; send: DeliveryToSend; startedAt: Date; durationMs: number; status: number | null; body: string | null; error: string | null; refused: boolean };
+type Attempted = Extract<AttemptResult, { kind: 'attempted' }>;
 
 export interface WebhookDeliveryDeps {
   db: Db; clock: Clock; sealer: Sealer; log: FastifyBaseLogger; sender: WebhookSender;
@@ -49,17 +51,37 @@ const bodyOf = (send: DeliveryToSend) => JSON.stringify({ type: send.type, times
 const errorText = (err: unknown) => String((err as Error)?.message ?? err).slice(0, 300);
 
 /**
- * The job that sends one delivery (one event to one endpoint): signed per Standard Webhooks with the
+ * The job that sends deliveries (one event to one endpoint each), a claimed group of one endpoint's at a
+ * time, one after another in the order they were queued: signed per Standard Webhooks with the
  * endpoint's secret, and during a rotation with the previous one too; `webhook-id` is the event's id on
  * every attempt, so a receiver drops a duplicate. A 2xx answer is success; anything else, a timeout or a
- * refused target is a failed attempt, retried with backoff until the last, after which the delivery fails.
+ * refused target is a failed attempt, retried with backoff until the last, after which the delivery
+ * fails. After a failure the rest of the group is postponed to the failed one's retry, so a receiver that
+ * is down costs one timeout per retry, not one per delivery. The group settles in one transaction.
  */
 export function webhookDeliveryHandler({ db, clock, sealer, log, sender, metrics, options }: WebhookDeliveryDeps): ExternalJobHandler<AttemptResult> {
-  function headersFor(send: DeliveryToSend, body: string, at: Date): Record<string, string> {
-    const secrets = [send.secretSealed];
-    if (send.previousSecretSealed && send.previousSecretExpiresAt && send.previousSecretExpiresAt > at) secrets.push(send.previousSecretSealed);
-    const signatures = secrets.map((sealed) => new Webhook(sealer.open(sealed).toString('utf8')).sign(send.eventId, at, body));
+  function headersFor(send: DeliveryToSend, secrets: Map<Buffer, string>, body: string, at: Date): Record<string, string> {
+    const sealed = [send.secretSealed];
+    if (send.previousSecretSealed && send.previousSecretExpiresAt && send.previousSecretExpiresAt > at) sealed.push(send.previousSecretSealed);
+    const signatures = sealed.map((one) => {
+      if (!secrets.has(one)) secrets.set(one, sealer.open(one).toString('utf8'));
+      return new Webhook(secrets.get(one)!).sign(send.eventId, at, body);
+    });
     return { 'webhook-id': send.eventId, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': signatures.join(' ') };
+  }
+
+  async function attempt(send: DeliveryToSend, secrets: Map<Buffer, string>): Promise<Attempted> {
+    const body = bodyOf(send);
+    const startedAt = clock.now();
+    const started = performance.now();
+    const attempted = { kind: 'attempted', send, startedAt } as const;
+    try {
+      const answer = await sender.post(send.url, headersFor(send, secrets, body, startedAt), body);
+      const ok = answer.status >= 200 && answer.status < 300;
+      return { ...attempted, durationMs: Math.round(performance.now() - started), status: answer.status, body: answer.body, error: ok ? null : `HTTP ${answer.status}`, refused: false };
+    } catch (err) {
+      return { ...attempted, durationMs: Math.round(performance.now() - started), status: null, body: null, error: errorText(err), refused: err instanceof RefusedTarget };
+    }
   }
 
   /** Notes the endpoint's failure; answers true when it is (now) disabled, so the delivery is not retried. */
@@ -77,53 +99,77 @@ export function webhookDeliveryHandler({ db, clock, sealer, log, sender, metrics
     return true;
   }
 
+  /** The group's failed attempt, its job and its outcome: retried (with the time) or given up. */
+  async function failure(trx: Db, job: ClaimedJob, result: Attempted, now: Date): Promise<{ outcome: JobOutcome; retryAt: Date | null }> {
+    const disabled = await endpointFailed(trx, result.send, result.startedAt, now);
+    // A refused target stays refused on a retry: it fails at once, with its reason.
+    if (disabled || result.refused || job.attempts >= job.maxAttempts) return { outcome: { status: 'failed', error: result.error! }, retryAt: null };
+    const at = new Date(now.getTime() + retryDelayMs(job.attempts, options));
+    return { outcome: { status: 'retry', at, error: result.error! }, retryAt: at };
+  }
+
   return {
-    async perform(job: ClaimedJob): Promise<AttemptResult> {
-      const send = await createDeliveryStore(db).pending(job.environmentId, String(job.payload.deliveryId));
-      if (!send) return { kind: 'gone' };
-      if (!send.enabled) return { kind: 'disabled' };
-      const body = bodyOf(send);
-      const startedAt = clock.now();
-      const started = performance.now();
-      try {
-        const answer = await sender.post(send.url, headersFor(send, body, startedAt), body);
-        const ok = answer.status >= 200 && answer.status < 300;
-        return { kind: 'attempted', send, startedAt, durationMs: Math.round(performance.now() - started), status: answer.status, body: answer.body, error: ok ? null : `HTTP ${answer.status}`, refused: false };
-      } catch (err) {
-        return { kind: 'attempted', send, startedAt, durationMs: Math.round(performance.now() - started), status: null, body: null, error: errorText(err), refused: err instanceof RefusedTarget };
+    async perform(jobs: ClaimedJob[]): Promise<AttemptResult[]> {
+      const sends = await createDeliveryStore(db).pending(jobs.map((job) => ({ environmentId: job.environmentId, deliveryId: String(job.payload.deliveryId) })));
+      const byId = new Map(sends.map((send) => [send.deliveryId, send]));
+      const secrets = new Map<Buffer, string>();
+      const results: AttemptResult[] = [];
+      let failed = false;
+      for (const job of jobs) {
+        const send = byId.get(String(job.payload.deliveryId));
+        if (!send) results.push({ kind: 'gone' });
+        else if (!send.enabled) results.push({ kind: 'disabled', send });
+        else if (failed) results.push({ kind: 'postponed' });
+        else {
+          const result = await attempt(send, secrets);
+          failed = result.error !== null;
+          results.push(result);
+        }
       }
+      return results;
     },
 
-    async settle(trx: Db, job: ClaimedJob, result: AttemptResult, now: Date): Promise<JobOutcome> {
-      if (result.kind === 'gone') return { status: 'done' };
+    async settle(trx: Db, jobs: ClaimedJob[], results: AttemptResult[], now: Date): Promise<JobOutcome[]> {
       const store = createDeliveryStore(trx);
-      const { environmentId, deliveryId } = { environmentId: job.environmentId, deliveryId: String(job.payload.deliveryId) };
-      if (result.kind === 'disabled') {
-        await store.finish(environmentId, deliveryId, 'failed', now, 'endpoint disabled');
-        metrics.webhookDeliveries.inc({ result: 'failed' });
-        return { status: 'done' };
+      const outcomes: JobOutcome[] = [];
+      const attempts: AttemptRecord[] = [];
+      const changes: DeliveryChange[] = [];
+      let postponeUntil = now;
+      let answered = false;
+      for (const [i, job] of jobs.entries()) {
+        const result = results[i]!;
+        if (result.kind === 'gone') { outcomes.push({ status: 'done' }); continue; }
+        if (result.kind === 'postponed') { outcomes.push({ status: 'postponed', at: postponeUntil }); continue; }
+        const { send } = result;
+        if (result.kind === 'disabled') {
+          changes.push({ ...identify(send), status: 'failed', attempts: send.attempts, nextAttemptAt: null, responseStatus: null, error: 'endpoint disabled', finishedAt: now });
+          metrics.webhookDeliveries.inc({ result: 'failed' });
+          outcomes.push({ status: 'done' });
+          continue;
+        }
+        const attempt = send.attempts + 1;
+        attempts.push({ ...identify(send), attempt, startedAt: result.startedAt, durationMs: result.durationMs, responseStatus: result.status, responseBody: result.body, error: result.error });
+        const change = { ...identify(send), attempts: attempt, responseStatus: result.status, error: result.error };
+        if (result.error === null) {
+          // Its first success clears the endpoint's failing streak (a failure after it starts a new one).
+          if (!answered) await store.endpointAnswered(send.environmentId, send.endpointId);
+          answered = true;
+          changes.push({ ...change, status: 'succeeded', nextAttemptAt: null, finishedAt: now });
+          metrics.webhookDeliveries.inc({ result: 'succeeded' });
+          outcomes.push({ status: 'done' });
+          continue;
+        }
+        const { outcome, retryAt } = await failure(trx, job, result, now);
+        changes.push({ ...change, status: retryAt ? 'pending' : 'failed', nextAttemptAt: retryAt, finishedAt: retryAt ? null : now });
+        metrics.webhookDeliveries.inc({ result: retryAt ? 'retried' : 'failed' });
+        postponeUntil = retryAt ?? now;
+        outcomes.push(outcome);
       }
-      const { send, error } = result;
-      await store.recordAttempt(environmentId, deliveryId, {
-        startedAt: result.startedAt, durationMs: result.durationMs, responseStatus: result.status, responseBody: result.body, error,
-      });
-      if (error === null) {
-        await store.finish(environmentId, deliveryId, 'succeeded', now);
-        await store.endpointAnswered(environmentId, send.endpointId);
-        metrics.webhookDeliveries.inc({ result: 'succeeded' });
-        return { status: 'done' };
-      }
-      const disabled = await endpointFailed(trx, send, result.startedAt, now);
-      // A refused target stays refused on a retry: it fails at once, with its reason.
-      if (disabled || result.refused || job.attempts >= job.maxAttempts) {
-        await store.finish(environmentId, deliveryId, 'failed', now);
-        metrics.webhookDeliveries.inc({ result: 'failed' });
-        return { status: 'failed', error };
-      }
-      const at = new Date(now.getTime() + retryDelayMs(job.attempts, options));
-      await store.retryAt(environmentId, deliveryId, at);
-      metrics.webhookDeliveries.inc({ result: 'retried' });
-      return { status: 'retry', at, error };
+      await store.recordAttempts(attempts);
+      await store.change(changes);
+      return outcomes;
     },
   };
 }
+
+const identify = (send: DeliveryToSend) => ({ environmentId: send.environmentId, deliveryId: send.deliveryId });

@@ -68,7 +68,7 @@ describe('mail as jobs of the job queue (mail.deliver)', () => {
     const dying = createMailer({
       db: t.db, clock: t.clock, log: t.app.log, metrics: createMetrics(), smtpUrl: `smtp://127.0.0.1:${smtp.port}`, from: DEFAULT_MAIL_FROM, wakeJobs: () => {},
     });
-    await dying.jobHandlers[MAIL_DELIVER_JOB]!.perform(job!);
+    await dying.jobHandlers[MAIL_DELIVER_JOB]!.perform([job!]);
     await waitForMail(smtp, email);
     expect(await outboxRows(t, env.id)).toEqual([expect.objectContaining({ status: 'pending', attempts: 1, next_attempt_at: null, subject: MAIL.subject })]);
 

@@ -22,8 +22,10 @@ describe('webhook delivery (Standard Webhooks)', () => {
 
   const at = (path: string) => `${receiver.url}/${path}`;
   const receivedAt = async (path: string) => (await receiver.received()).filter((r) => r.path === `/${path}`);
+  /** In the order they were queued (their jobs' order: ids made in one millisecond of the frozen test clock are not in order). */
   const deliveries = (env: TestEnv, endpointId: string) =>
-    t.db.selectFrom('webhook_deliveries').selectAll().where('environment_id', '=', env.id).where('endpoint_id', '=', endpointId).orderBy('id').execute();
+    t.db.selectFrom('webhook_deliveries as d').innerJoin('jobs as j', (join) => join.onRef('j.environment_id', '=', 'd.environment_id').onRef('j.id', '=', 'd.job_id'))
+      .selectAll('d').where('d.environment_id', '=', env.id).where('d.endpoint_id', '=', endpointId).orderBy('j.seq').execute();
   const attempts = (env: TestEnv, deliveryId: string) =>
     t.db.selectFrom('webhook_attempts').selectAll().where('environment_id', '=', env.id).where('delivery_id', '=', deliveryId).orderBy('attempt').execute();
 
@@ -133,6 +135,25 @@ describe('webhook delivery (Standard Webhooks)', () => {
     const events = (await receivedAt('ordered')).map((r) => JSON.parse(r.body));
     expect(events.map((e) => e.data.id)).toEqual(ids);
     expect((await deliveries(env, endpoint.id)).every((d) => d.status === 'succeeded')).toBe(true);
+  });
+
+  it("after a failed attempt, holds the endpoint's later deliveries until that one's retry, then sends all in order", async () => {
+    const env = await t.given.environment();
+    const endpoint = await givenEndpoint(t.db, env, at('held'));
+    await receiver.script([500]);
+    const ids = [(await t.given.user(env)).id, (await t.given.user(env)).id, (await t.given.user(env)).id];
+
+    expect(await t.app.runJobs()).toBe(3);
+    expect((await receivedAt('held')).map((r) => JSON.parse(r.body).data.id)).toEqual([ids[0]]);
+    expect((await deliveries(env, endpoint.id)).map((d) => [d.status, d.attempts])).toEqual([['pending', 1], ['pending', 0], ['pending', 0]]);
+    const jobs = await t.db.selectFrom('jobs').select(['attempts', 'run_at']).where('environment_id', '=', env.id).where('kind', '=', 'webhook.deliver').orderBy('seq').execute();
+    expect(jobs.map((j) => j.attempts)).toEqual([1, 0, 0]);
+    expect(new Set(jobs.map((j) => j.run_at.getTime())).size).toBe(1);
+
+    t.clock.advance(1000);
+    expect(await t.app.runJobs()).toBe(3);
+    expect((await receivedAt('held')).map((r) => JSON.parse(r.body).data.id)).toEqual([ids[0], ...ids]);
+    expect((await deliveries(env, endpoint.id)).map((d) => [d.status, d.attempts])).toEqual([['succeeded', 2], ['succeeded', 1], ['succeeded', 1]]);
   });
 
   it("never sends one environment's events to another environment's endpoint", async () => {

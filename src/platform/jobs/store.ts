@@ -4,6 +4,7 @@ import { deleteInBatches } from '../db/batches.js';
 import { jsonb, type Db } from '../db/database.js';
 import type { JobRow } from '../db/tables.js';
 import type { JsonObject } from '../json.js';
+import type { JobOutcome } from './worker.js';
 
 /** A job as the queue keeps it. */
 export interface NewJob { kind: string; payload: JsonObject; runAt: Date; maxAttempts: number; orderingKey: string | null }
@@ -49,10 +50,28 @@ export function createJobsStore(db: Db) {
     finish: (job: ClaimedJob, now: Date) =>
       queued(job.environmentId, job.id, job.attempts).set({ status: 'done', finished_at: now, locked_until: null, last_error: null })
         .returning('id').executeTakeFirst().then((row) => row !== undefined),
-    /** Done, unless another attempt has taken the job since (work outside the database: see ExternalJobHandler). */
-    markDone: (job: ClaimedJob, now: Date) =>
-      queued(job.environmentId, job.id, job.attempts).set({ status: 'done', finished_at: now, locked_until: null, last_error: null })
-        .execute().then(() => undefined),
+    /**
+     * The outcomes of a batch of external work (see ExternalJobHandler), in one statement; a job that
+     * another attempt has taken since (its lease ran out) is left alone.
+     */
+    async settle(settled: { job: ClaimedJob; outcome: JobOutcome }[], now: Date) {
+      if (settled.length === 0) return;
+      const rows = settled.map(({ job, outcome }) => ({
+        environment_id: job.environmentId, id: job.id, attempts: job.attempts,
+        status: outcome.status === 'done' || outcome.status === 'failed' ? outcome.status : 'queued',
+        run_at: outcome.status === 'retry' || outcome.status === 'postponed' ? outcome.at.toISOString() : null,
+        error: outcome.status === 'retry' || outcome.status === 'failed' ? outcome.error : null,
+        given_back: outcome.status === 'postponed',
+      }));
+      await sql`
+        update jobs j set status = v.status, run_at = coalesce(v.run_at, j.run_at), locked_until = null,
+          last_error = case when v.given_back then j.last_error else v.error end,
+          attempts = j.attempts - case when v.given_back then 1 else 0 end,
+          finished_at = case when v.status = 'queued' then null else ${now}::timestamptz end
+        from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+          as v(environment_id uuid, id uuid, attempts int, status text, run_at timestamptz, error text, given_back boolean)
+        where j.environment_id = v.environment_id and j.id = v.id and j.status = 'queued' and j.attempts = v.attempts`.execute(db);
+    },
     /** Due again at `at`, unless another attempt has taken the job since. */
     scheduleRetry: (job: ClaimedJob, at: Date, error: string) =>
       queued(job.environmentId, job.id, job.attempts).set({ run_at: at, locked_until: null, last_error: error }).execute().then(() => undefined),

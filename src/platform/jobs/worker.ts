@@ -20,18 +20,40 @@ declare module 'fastify' {
  */
 export type JobHandler = (trx: Db, job: ClaimedJob) => Promise<void>;
 
-/** What became of an attempt of work outside the database, as the job records it. */
-export type JobOutcome = { status: 'done' } | { status: 'retry'; at: Date; error: string } | { status: 'failed'; error: string };
+/**
+ * What became of an attempt of work outside the database, as the job records it. `postponed`: not
+ * attempted after all (an earlier job of its batch failed, or time ran out), so the attempt is given back
+ * and the job is due again at `at`.
+ */
+export type JobOutcome =
+  | { status: 'done' } | { status: 'retry'; at: Date; error: string } | { status: 'failed'; error: string } | { status: 'postponed'; at: Date };
 
 /**
- * Work whose effect is outside the database (a mail, an HTTP call), which no transaction can take back:
- * `perform` runs with the job leased and no transaction open (so a slow receiver holds no connection),
- * then `settle` records its result in one transaction with the job's new state. At least once: a process
- * killed between the two performs the job again after its lease.
+ * Work whose effect is outside the database (a mail, an HTTP call), which no transaction can take back,
+ * a claimed batch of one kind at a time: `perform` runs with the jobs leased and no transaction open (so a
+ * slow receiver holds no connection) and answers one result per job, in order; then `settle` records the
+ * results in one transaction with the jobs' new states (one outcome per job, in order). At least once: a
+ * process killed between the two performs the jobs again after their lease. `perform` must finish well
+ * within the lease, or another worker takes the jobs and performs them too.
  */
 export interface ExternalJobHandler<Result = unknown> {
+  perform(jobs: ClaimedJob[]): Promise<Result[]>;
+  settle(trx: Db, jobs: ClaimedJob[], results: Result[], now: Date): Promise<JobOutcome[]>;
+}
+
+/** A handler of one job at a time as a batch handler: the batch's jobs performed side by side, settled one after another. */
+export function eachJob<Result>(one: {
   perform(job: ClaimedJob): Promise<Result>;
   settle(trx: Db, job: ClaimedJob, result: Result, now: Date): Promise<JobOutcome>;
+}): ExternalJobHandler<Result> {
+  return {
+    perform: (jobs) => Promise.all(jobs.map((job) => one.perform(job))),
+    async settle(trx, jobs, results, now) {
+      const outcomes: JobOutcome[] = [];
+      for (const [i, job] of jobs.entries()) outcomes.push(await one.settle(trx, job, results[i] as Result, now));
+      return outcomes;
+    },
+  };
 }
 
 const isExternal = (handler: JobHandler | ExternalJobHandler): handler is ExternalJobHandler => typeof handler !== 'function';
@@ -48,10 +70,7 @@ export interface JobWorkerOptions {
   leaseMs: number;
   /** The longest the worker sleeps before looking for due jobs (a queued job wakes it sooner). */
   pollIntervalMs: number;
-  /**
-   * Jobs claimed at a time. Those with an ordering key run one after another per key, other external
-   * ones side by side; those done in a transaction one after another.
-   */
+  /** Jobs claimed at a time: those done in a transaction run one after another, each external kind's as one batch. */
   batchSize: number;
 }
 
@@ -67,18 +86,21 @@ export interface JobWorkerDeps {
 }
 
 /**
- * The claimed jobs in lanes that run side by side, each lane's jobs one after another (in queue order):
- * one lane per ordering key, one per other external job, and one for every job done in a transaction
- * (on the embedded database they share its one connection anyway).
+ * The claimed jobs done in a transaction (and those of an unknown kind, which fail there), and the
+ * external ones in groups of one handler and one ordering key (jobs without a key: one group per handler).
  */
-function lanes(claimed: ClaimedJob[], handlers: Record<string, JobHandler | ExternalJobHandler>): ClaimedJob[][] {
-  const byKey = new Map<string, ClaimedJob[]>();
+function groupsOf(claimed: ClaimedJob[], handlers: Record<string, JobHandler | ExternalJobHandler>) {
+  const local: ClaimedJob[] = [];
+  const external = new Map<string, { handler: ExternalJobHandler; jobs: ClaimedJob[] }>();
   for (const job of claimed) {
     const handler = handlers[job.kind];
-    const key = handler && isExternal(handler) ? (job.orderingKey ?? `job:${job.id}`) : 'in-transaction';
-    byKey.set(key, [...(byKey.get(key) ?? []), job]);
+    if (!handler || !isExternal(handler)) { local.push(job); continue; }
+    const key = `${job.kind} ${job.orderingKey ?? ''}`;
+    const group = external.get(key) ?? { handler, jobs: [] };
+    group.jobs.push(job);
+    external.set(key, group);
   }
-  return [...byKey.values()];
+  return { inTransaction: local, external: [...external.values()] };
 }
 
 /** What is kept of a failure in the job row: the message only, cut short (never a stack). */
@@ -93,22 +115,18 @@ const errorSummary = (err: unknown) => String((err as Error)?.message ?? err).sl
 export function createJobWorker({ db, clock, log, notifications, handlers, options }: JobWorkerDeps) {
   const store = createJobsStore(db);
 
-  /** One attempt of external work: perform, then settle with the job's new state in one transaction. */
-  async function attemptExternal(handler: ExternalJobHandler, job: ClaimedJob) {
-    const fields = { environmentId: job.environmentId, jobId: job.id, kind: job.kind, attempt: job.attempts };
+  /** One attempt of a batch of external work: perform, then settle with the jobs' new states in one transaction. */
+  async function attemptExternal(handler: ExternalJobHandler, jobs: ClaimedJob[]) {
     try {
-      const result = await handler.perform(job);
+      const results = await handler.perform(jobs);
       await inTransaction(db, async (trx) => {
         const now = clock.now();
-        const outcome = await handler.settle(trx, job, result, now);
-        const jobs = createJobsStore(trx);
-        if (outcome.status === 'done') await jobs.markDone(job, now);
-        else if (outcome.status === 'retry') await jobs.scheduleRetry(job, outcome.at, outcome.error);
-        else await jobs.markFailed(job, now, outcome.error);
+        const outcomes = await handler.settle(trx, jobs, results, now);
+        await createJobsStore(trx).settle(jobs.map((job, i) => ({ job, outcome: outcomes[i]! })), now);
       });
     } catch (err) {
-      // The outcome is lost, not the job: it is performed again when its lease ends.
-      log.warn({ ...fields, err: { message: (err as Error).message } }, 'could not settle a job attempt; it runs again after its lease');
+      // The outcome is lost, not the jobs: they are performed again when their lease ends.
+      log.warn({ kind: jobs[0]!.kind, jobs: jobs.length, err: { message: (err as Error).message } }, 'could not settle job attempts; they run again after their lease');
     }
   }
 
@@ -118,7 +136,7 @@ export function createJobWorker({ db, clock, log, notifications, handlers, optio
     try {
       const handler = handlers[job.kind];
       if (!handler) throw new Error(`no handler for jobs of kind "${job.kind}" in this process`);
-      if (isExternal(handler)) return await attemptExternal(handler, job);
+      if (isExternal(handler)) return await attemptExternal(handler, [job]);
       await inTransaction(db, async (trx) => {
         // First: it locks the row, and tells whether this attempt still owns the job.
         if (!(await createJobsStore(trx).finish(job, clock.now()))) return;
@@ -142,15 +160,38 @@ export function createJobWorker({ db, clock, log, notifications, handlers, optio
     }
   }
 
-  /** Runs due jobs until none is left (while the worker runs, or all of them when forced); answers how many were claimed. */
+  /**
+   * Runs due jobs until none is left (while the worker runs, or all of them when forced); answers how many
+   * were claimed. Groups run side by side and the worker claims more while they do, up to batchSize jobs
+   * in flight, so a slow receiver holds up only its own group (a later job with its ordering key is not
+   * claimed while an earlier one is in flight).
+   */
   async function drain(force = false) {
     let claimedCount = 0;
-    while (force || !loop.stopped()) {
-      const now = clock.now();
-      const claimed = await store.claimDue(now, new Date(now.getTime() + options.leaseMs), options.batchSize);
-      if (claimed.length === 0) return claimedCount;
-      claimedCount += claimed.length;
-      await Promise.all(lanes(claimed, handlers).map(async (lane) => { for (const job of lane) await attempt(job); }));
+    let running = 0;
+    const inFlight = new Set<Promise<void>>();
+    const track = (count: number, work: () => Promise<void>) => {
+      running += count;
+      const done: Promise<void> = work().finally(() => { running -= count; inFlight.delete(done); });
+      inFlight.add(done);
+    };
+    try {
+      while (force || !loop.stopped()) {
+        const now = clock.now();
+        const room = options.batchSize - running;
+        const claimed = room > 0 ? await store.claimDue(now, new Date(now.getTime() + options.leaseMs), room) : [];
+        if (claimed.length === 0) {
+          if (inFlight.size === 0) return claimedCount;
+          await Promise.race(inFlight);
+          continue;
+        }
+        claimedCount += claimed.length;
+        const { inTransaction: local, external } = groupsOf(claimed, handlers);
+        if (local.length > 0) track(local.length, async () => { for (const job of local) await attempt(job); });
+        for (const { handler, jobs } of external) track(jobs.length, () => attemptExternal(handler, jobs));
+      }
+    } finally {
+      await Promise.all(inFlight);
     }
     return claimedCount;
   }

@@ -3,7 +3,7 @@ import type { Db } from '../db/database.js';
 import type { Metrics } from '../metrics.js';
 import { retryDelayMs } from '../jobs/backoff.js';
 import { enqueueJob, type ClaimedJob } from '../jobs/queue.js';
-import type { ExternalJobHandler, JobOutcome } from '../jobs/worker.js';
+import { eachJob, type ExternalJobHandler, type JobOutcome } from '../jobs/worker.js';
 import { createOutboxStore, type Mail } from './outbox-store.js';
 
 /** The job (platform/jobs) that sends one outbox message: payload `{ messageId }`. */
@@ -67,7 +67,7 @@ const errorSummary = (err: unknown) => {
  * job's new state. A process killed between the two sends the message again after the lease (at least once).
  */
 export function createDeliveryHandler({ db, log, metrics, transmit, options }: DeliveryDeps): ExternalJobHandler<Attempt> {
-  return {
+  return eachJob({
     async perform(job: ClaimedJob): Promise<Attempt> {
       const id = String(job.payload.messageId);
       const mail = await createOutboxStore(db).beginAttempt(job.environmentId, id, job.attempts);
@@ -106,5 +106,5 @@ export function createDeliveryHandler({ db, log, metrics, transmit, options }: D
       log.warn({ ...fields, nextAttemptAt }, 'mail delivery attempt failed; will retry');
       return { status: 'retry', at: nextAttemptAt, error };
     },
-  };
+  });
 }
