@@ -28,7 +28,8 @@ function readConfig() {
   return {
     databaseUrl: process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/gatehouse_bench_webhooks',
     events: Math.floor(envNumber('BENCH_EVENTS', 2_000, 10)),
-    endpoints: Math.floor(envNumber('BENCH_ENDPOINTS', 4, 1)),
+    endpoints: Math.floor(envNumber('BENCH_ENDPOINTS', 2, 1)),
+    environments: Math.floor(envNumber('BENCH_ENVIRONMENTS', 8, 1)),
     concurrency: Math.floor(envNumber('BENCH_CONCURRENCY', 16, 1)),
     rounds: Math.floor(envNumber('BENCH_ROUNDS', 3, 1)),
     signIns: Math.floor(envNumber('BENCH_SIGN_INS', 200, 10)),
@@ -92,12 +93,21 @@ const createUser = (app: App, env: { secretKey: string }, email: string, passwor
   app.inject({ method: 'POST', url: '/api/server/v1/users', headers: { authorization: `Bearer ${env.secretKey}` }, payload: { email, ...(password && { password }) } })
     .then((res) => { if (res.statusCode !== 201) throw new Error(`create user: ${res.statusCode} ${res.body}`); return (res.json() as { id: string }).id; });
 
-/** One round of deliveries: E changes, each delivered to every endpoint; the figures from change to receipt. */
+/**
+ * One round of deliveries: E changes spread over the environments (a change's audit event serializes the
+ * changes of one environment until commit), each delivered to every endpoint of its environment; the
+ * figures from change to receipt.
+ */
 async function deliveryRound(app: App, database: Database, receiver: Awaited<ReturnType<typeof startReceiver>>, config: ReturnType<typeof readConfig>, round: number) {
-  const env = await environment(app);
-  for (let e = 0; e < config.endpoints; e++) await addEndpoint(database, env.id, `${receiver.url}/r${round}e${e}`);
+  const envs: { id: string; secretKey: string }[] = [];
+  for (let n = 0; n < config.environments; n++) {
+    const env = await environment(app);
+    for (let e = 0; e < config.endpoints; e++) await addEndpoint(database, env.id, `${receiver.url}/r${round}e${e}`);
+    envs.push(env);
+  }
   const started = performance.now();
-  const changes = await pool(config.events, config.concurrency, (i) => createUser(app, env, `r${round}-u${i}@example.com`));
+  const changes = await pool(config.events, config.concurrency, (i) => createUser(app, envs[i % envs.length]!, `r${round}-u${i}@example.com`));
+  const madeMs = performance.now() - started;
   const expected = config.events * config.endpoints;
   const deadline = Date.now() + 300_000;
   const ours = () => [...receiver.receipts.keys()].filter((k) => k.includes(`/r${round}e`)).length;
@@ -116,7 +126,7 @@ async function deliveryRound(app: App, database: Database, receiver: Awaited<Ret
   }
   latencies.sort((a, b) => a - b);
   const p = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!;
-  return { perSecond: expected / ((last - started) / 1000), p50: p(0.5), p99: p(0.99) };
+  return { perSecond: expected / ((last - started) / 1000), p50: p(0.5), p99: p(0.99), changesPerSecond: config.events / (madeMs / 1000), drainMs: last - started - madeMs };
 }
 
 /** Throughput of a change with and without an endpoint that wants its event (no worker: the write alone). */
@@ -140,7 +150,7 @@ async function costRound(app: App, database: Database, kind: 'sign-in' | 'user',
 export async function run(): Promise<SummaryEntry[]> {
   const config = readConfig();
   console.log(machineLine());
-  console.log(`database ${redact(config.databaseUrl)}; ${config.events} changes x ${config.endpoints} endpoints per round, ${config.rounds} rounds`);
+  console.log(`database ${redact(config.databaseUrl)}; ${config.events} changes in ${config.environments} environments x ${config.endpoints} endpoints each per round, ${config.rounds} rounds`);
   await recreateDatabase(config.databaseUrl);
   const database = await openDatabase({ url: config.databaseUrl, poolSize: 20 });
   await migrate(database.db);
@@ -151,7 +161,8 @@ export async function run(): Promise<SummaryEntry[]> {
     const rounds = [];
     for (let r = 0; r < config.rounds; r++) {
       const figures = await deliveryRound(delivering, database, receiver, config, r);
-      console.log(`  round ${r + 1}: ${figures.perSecond.toFixed(0)} deliveries/s, p50 ${figures.p50.toFixed(0)} ms, p99 ${figures.p99.toFixed(0)} ms`);
+      console.log(`  round ${r + 1}: ${figures.perSecond.toFixed(0)} deliveries/s, p50 ${figures.p50.toFixed(0)} ms, p99 ${figures.p99.toFixed(0)} ms `
+        + `(changes made at ${figures.changesPerSecond.toFixed(0)}/s; the last delivery ${figures.drainMs.toFixed(0)} ms after the last change)`);
       rounds.push(figures);
     }
     await delivering.close();

@@ -67,11 +67,11 @@ CREATE TABLE webhook_attempts (
 );
 
 -- Jobs that share an ordering key (a webhook endpoint's id) are claimed in the order they were queued
--- while an earlier one is in flight: "in order per endpoint where possible" (a failed one is retried
--- later without holding the others up). seq is that order.
+-- (seq), and not while one of them is in flight: "in order per endpoint where possible". The index
+-- holds the in-flight keyed jobs, which every claim reads.
 ALTER TABLE jobs ADD COLUMN ordering_key text;
 ALTER TABLE jobs ADD COLUMN seq bigint GENERATED ALWAYS AS IDENTITY;
-CREATE INDEX jobs_ordering ON jobs (ordering_key, seq) WHERE status = 'queued' AND ordering_key IS NOT NULL;
+CREATE INDEX jobs_in_flight ON jobs (locked_until) INCLUDE (ordering_key) WHERE status = 'queued' AND ordering_key IS NOT NULL;
 
 -- Which of the service's own audit-trail actions make which webhook event types. The catalogue in
 -- src/webhooks/catalogue.ts documents each type; a test keeps the two the same.

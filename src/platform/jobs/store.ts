@@ -29,7 +29,8 @@ export function createJobsStore(db: Db) {
      * Claims up to `limit` due jobs in every environment for one attempt each: the attempt is counted and
      * the job is not claimed again before `leaseUntil`. The claim commits at once; SKIP LOCKED lets other
      * workers claim other jobs meanwhile, and passes over a job whose attempt is running (its row is locked).
-     * A job with an ordering key waits while an earlier job with the key is in flight (leased).
+     * A job with an ordering key waits while a job with its key is in flight (leased): the in-flight keys
+     * are read once per claim, so a long queue of one key costs one pass, not one look per job.
      */
     claimDue: (now: Date, leaseUntil: Date, limit: number) =>
       sql<Selectable<JobRow>>`
@@ -37,9 +38,8 @@ export function createJobsStore(db: Db) {
         where (j.environment_id, j.id) in (
           select environment_id, id from jobs q
           where status = 'queued' and run_at <= ${now}::timestamptz and (locked_until is null or locked_until <= ${now}::timestamptz)
-            and (ordering_key is null or not exists (
-              select from jobs p where p.ordering_key = q.ordering_key and p.status = 'queued' and p.seq < q.seq
-                and p.locked_until > ${now}::timestamptz))
+            and (ordering_key is null or ordering_key not in (
+              select ordering_key from jobs where status = 'queued' and ordering_key is not null and locked_until > ${now}::timestamptz))
           order by run_at, seq limit ${limit} for update skip locked)
         returning j.*`.execute(db).then((r) => r.rows.map(toClaimed).sort((a, b) => a.seq - b.seq)),
     /**
