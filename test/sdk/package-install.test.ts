@@ -27,7 +27,20 @@ const adopterEnv = (extra: Record<string, string> = {}) => ({
   ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key))), ...extra,
 });
 
-const ESM_APP = `import { createServerClient, createSessionVerifier, GatehouseError } from '@gatehouse/sdk';
+// A delivery signed as the Standard Webhooks spec says (HMAC-SHA256 of "id.timestamp.body", node:crypto, no
+// library), verified by the packed SDK's verifyWebhook (its standardwebhooks dependency loaded as ESM and CJS).
+const WEBHOOK_CHECK = `const key = Buffer.from('an installed endpoint secret 32b');
+const at = Math.floor(Date.now() / 1000);
+const body = JSON.stringify({ type: 'user.created', timestamp: new Date().toISOString(), data: { id: 'u1' } });
+const signature = 'v1,' + createHmac('sha256', key).update('msg_1.' + at + '.' + body).digest('base64');
+const headers = { 'webhook-id': 'msg_1', 'webhook-timestamp': String(at), 'webhook-signature': signature };
+const secret = 'whsec_' + key.toString('base64');
+let forged;
+try { verifyWebhook(body.replace('u1', 'u2'), headers, secret); } catch (e) { forged = e instanceof WebhookVerificationError && e.code; }
+console.log('webhook', verifyWebhook(Buffer.from(body), headers, secret).type, forged);`;
+
+const ESM_APP = `import { createHmac } from 'node:crypto';
+import { createServerClient, createSessionVerifier, GatehouseError, verifyWebhook, WebhookVerificationError } from '@gatehouse/sdk';
 
 const verifier = createSessionVerifier({ frontendUrl: process.env.GATEHOUSE_FRONTEND_URL });
 const session = await verifier.verifyToken(process.env.SESSION_JWT);
@@ -36,9 +49,11 @@ const user = await gatehouse.getUser({ userId: session.userId });
 let missingKey;
 try { createServerClient({ baseUrl: process.env.GATEHOUSE_URL, secretKey: process.env.UNSET_KEY }); } catch (e) { missingKey = e instanceof GatehouseError && e.code; }
 console.log('esm', user.email, session.userId === user.id, missingKey);
+${WEBHOOK_CHECK}
 `;
 
-const CJS_APP = `const { createServerClient, createSessionVerifier, GatehouseError } = require('@gatehouse/sdk');
+const CJS_APP = `const { createHmac } = require('node:crypto');
+const { createServerClient, createSessionVerifier, GatehouseError, verifyWebhook, WebhookVerificationError } = require('@gatehouse/sdk');
 
 (async () => {
   const verifier = createSessionVerifier({ frontendUrl: process.env.GATEHOUSE_FRONTEND_URL });
@@ -48,10 +63,11 @@ const CJS_APP = `const { createServerClient, createSessionVerifier, GatehouseErr
   let missingKey;
   try { createServerClient({ baseUrl: process.env.GATEHOUSE_URL, secretKey: process.env.UNSET_KEY }); } catch (e) { missingKey = e instanceof GatehouseError && e.code; }
   console.log('cjs', user.email, session.userId === user.id, missingKey);
+  ${WEBHOOK_CHECK}
 })();
 `;
 
-const TS_APP = `import { createClientPlane, createServerClient, createSessionVerifier, GatehouseError, type CallOptions } from '@gatehouse/sdk';
+const TS_APP = `import { createClientPlane, createServerClient, createSessionVerifier, GatehouseError, verifyWebhook, type CallOptions } from '@gatehouse/sdk';
 
 // Options an app fills from its environment may be undefined (exactOptionalPropertyTypes).
 const gatehouse = createServerClient({ baseUrl: 'http://localhost:3000', secretKey: process.env.GATEHOUSE_SECRET_KEY ?? '', timeoutMs: undefined, maxRetries: 2 });
@@ -72,6 +88,13 @@ export async function adopter(): Promise<string> {
     if (e instanceof GatehouseError) return e.code;
   }
   return 'mfaRequired' in signedIn ? 'mfa' : \`\${signedIn.user.id} \${session?.userId ?? ''}\`;
+}
+
+export function webhook(body: Buffer, headers: Record<string, string | string[] | undefined>): string {
+  const event = verifyWebhook(body, headers, process.env.GATEHOUSE_WEBHOOK_SECRET ?? '');
+  // @ts-expect-error \`user.signed_up\` is no webhook event type.
+  if (event.type === 'user.signed_up') return '';
+  return event.type === 'user.banned' ? event.data.targets.map((t) => t.id).join() : event.data.actor.type;
 }
 `;
 
@@ -147,15 +170,15 @@ describe('the packed SDK installed outside the repository', () => {
     expect(files.filter((file) => /tsup|tsconfig/.test(file))).toEqual([]);
   });
 
-  it('verifies a session offline and calls the Server API under plain node 20, as ESM and as CommonJS', async () => {
-    expect(await runApp([process.execPath], 'app.mjs')).toBe('esm installed@example.com true missing_option');
-    expect(await runApp([process.execPath], 'app.cjs')).toBe('cjs installed@example.com true missing_option');
+  it('verifies a session offline, calls the Server API and verifies a webhook under plain node 20, as ESM and as CommonJS', async () => {
+    expect(await runApp([process.execPath], 'app.mjs')).toBe('esm installed@example.com true missing_option\nwebhook user.created invalid_signature');
+    expect(await runApp([process.execPath], 'app.cjs')).toBe('cjs installed@example.com true missing_option\nwebhook user.created invalid_signature');
   });
 
   it('does the same under plain node 24', async () => {
     const node24 = ['npx', '-y', '-p', 'node@24', 'node'];
-    expect(await runApp(node24, 'app.mjs')).toBe('esm installed@example.com true missing_option');
-    expect(await runApp(node24, 'app.cjs')).toBe('cjs installed@example.com true missing_option');
+    expect(await runApp(node24, 'app.mjs')).toBe('esm installed@example.com true missing_option\nwebhook user.created invalid_signature');
+    expect(await runApp(node24, 'app.cjs')).toBe('cjs installed@example.com true missing_option\nwebhook user.created invalid_signature');
   });
 
   it('type-checks in an app under @tsconfig/node20 with strict, exactOptionalPropertyTypes and skipLibCheck off', async () => {

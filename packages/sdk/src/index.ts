@@ -13,3 +13,8 @@ export {
   expressSession, fastifySession, sessionOf, unauthenticatedProblem, type ReplyLike, type RequestWithSession, type ResponseLike,
 } from './middleware.js';
 export { localhostFetch } from './localhost-fetch.js';
+export {
+  verifyWebhook, webhookEventTypes, WebhookVerificationError,
+  type GatehouseWebhookEvent, type WebhookEvent, type WebhookEventData, type WebhookEventTarget, type WebhookEventType,
+  type WebhookHeaders, type WebhookVerificationFailure,
+} from './webhooks.js';
