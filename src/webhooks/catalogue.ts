@@ -35,28 +35,36 @@ export const WEBHOOK_EVENT_TYPE_NAMES = Object.keys(WEBHOOK_EVENT_TYPES) as Webh
 
 const EXAMPLE_USER = '01964c4e-8a4b-7c3e-9a51-2f4d8b6e1a01';
 const EXAMPLE_ACTOR = { type: 'user', id: EXAMPLE_USER, impersonatorId: null };
-
-/** The object an event names first, as its example shows it. */
-const firstTarget: Record<string, { type: string; id: string }> = {
+const example = {
   user: { type: 'user', id: EXAMPLE_USER },
-  email: { type: 'user', id: EXAMPLE_USER },
   session: { type: 'session', id: '01964c4e-9b11-7a20-8f3e-6c1d2e3f4a05' },
   organization: { type: 'organization', id: '01964c4f-0c22-7b31-9e4f-7d2e3f4a5b06' },
-  organization_membership: { type: 'organization_membership', id: '01964c4f-1d33-7c42-8f50-8e3f4a5b6c07' },
   invitation: { type: 'invitation', id: '01964c4f-2e44-7d53-9a61-9f4a5b6c7d08' },
-  organization_invitation: { type: 'organization_invitation', id: '01964c4f-3f55-7e64-8b72-a05b6c7d8e09' },
-  factor: { type: 'user', id: EXAMPLE_USER },
+  organizationInvitation: { type: 'organization_invitation', id: '01964c4f-3f55-7e64-8b72-a05b6c7d8e09' },
   impersonation: { type: 'impersonation', id: '01964c4f-4a66-7f75-9c83-b16c7d8e9f0a' },
 };
 
+/** What an event names, in the order its audit event does (`data.object` and `data.id` are the first). */
+function exampleTargets(type: WebhookEventType): { type: string; id: string }[] {
+  const [area] = type.split('.');
+  if (type === 'session.created') return [example.user, example.session];
+  if (type === 'session.revoked') return [example.session, example.user];
+  if (type === 'impersonation.redeemed') return [example.user, example.session, example.impersonation];
+  if (area === 'organization') return [example.organization];
+  if (area === 'organization_membership') return [example.organization, example.user];
+  if (area === 'invitation') return [example.invitation];
+  if (area === 'organization_invitation') return [example.organization, example.organizationInvitation];
+  return [example.user];
+}
+
 /** A payload as a receiver gets it: `{type, timestamp, data}`. */
 export function examplePayload(type: WebhookEventType) {
-  const target = firstTarget[type.split('.')[0]!]!;
+  const targets = exampleTargets(type);
   return {
     type,
     timestamp: '2026-11-27T09:30:00.000Z',
     data: {
-      object: target.type, id: target.id, targets: [target], actor: EXAMPLE_ACTOR, metadata: {},
+      object: targets[0]!.type, id: targets[0]!.id, targets, actor: EXAMPLE_ACTOR, metadata: {},
       auditEventId: '01964c4f-5b77-7086-8d94-c27d8e9f0a1b',
     },
   };

@@ -203,6 +203,6 @@ describe('Server API: /webhook-endpoints', () => {
     const { items } = res.json();
     expect(items.map((i: { type: string }) => i.type)).toEqual(WEBHOOK_EVENT_TYPE_NAMES);
     expect(items).toContainEqual({ type: 'user.created', description: WEBHOOK_EVENT_TYPES['user.created'], example: examplePayload('user.created') });
-    expect(items.find((i: { type: string }) => i.type === 'session.created').example).toMatchObject({ type: 'session.created', data: { object: 'session' } });
+    expect(items.find((i: { type: string }) => i.type === 'session.created').example).toMatchObject({ type: 'session.created', data: { object: 'user', targets: [{ type: 'user' }, { type: 'session' }] } });
   });
 });
