@@ -160,6 +160,28 @@ describe.skipIf(!hasChromium)('the webhook screens of the dashboard in a real br
     await context.close();
   });
 
+  it('makes an endpoint the delivery job disabled for failing stand out, in the list and on its screen, and enables it again', async () => {
+    const mine = await t.given.environment();
+    const endpoint = (await t.server(mine).post('/webhook-endpoints', { url: 'https://hooks.example.com/failing' })).json();
+    // As the delivery job leaves an endpoint whose every delivery failed for days (test/webhooks covers how).
+    await t.db.updateTable('webhook_endpoints').where('environment_id', '=', mine.id).where('id', '=', endpoint.id)
+      .set({ enabled: false, disabled_reason: 'failing' }).execute();
+    const { context, page } = await signedInPage(stage, `/environments/${mine.id}/webhooks`);
+    const row = page.locator('tbody tr');
+    await eventually(() => row.locator('.badge').textContent()).toBe('Disabled: failing');
+    expect(await row.getAttribute('class')).toBe('webhook-failing');
+    expect(await accessibilityProblems(page)).toEqual([]);
+    await row.getByRole('link', { name: 'https://hooks.example.com/failing' }).click();
+    const settings = page.getByRole('region', { name: 'Settings' });
+    await eventually(() => settings.locator('dl .badge').textContent()).toBe('Disabled: failing');
+    expect(await settings.getByText('Every delivery to this endpoint failed for days').count()).toBe(1);
+    expect(await accessibilityProblems(page)).toEqual([]);
+    await settings.getByRole('button', { name: 'Enable endpoint' }).click();
+    await eventually(() => settings.locator('dl .badge').textContent()).toBe('Enabled');
+    expect((await t.server(mine).get(`/webhook-endpoints/${endpoint.id}`)).json()).toMatchObject({ enabled: true, disabledReason: null });
+    await context.close();
+  });
+
   it('shows 409 webhook_endpoint_limit when the environment already has 20 endpoints', async () => {
     const full = await t.given.environment();
     for (let i = 0; i < 20; i++) expect((await t.server(full).post('/webhook-endpoints', { url: `https://hooks.example.com/${i}` })).statusCode).toBe(201);
@@ -171,6 +193,29 @@ describe.skipIf(!hasChromium)('the webhook screens of the dashboard in a real br
     await eventually(() => add.getByRole('alert').textContent()).toContain('webhook_endpoint_limit');
     expect(await add.getByRole('region', { name: 'Signing secret' }).count()).toBe(0);
     expect(await endpointsOf(full)).toHaveLength(20);
+    await context.close();
+  });
+
+  it("pages an endpoint's deliveries by the server's cursor, 25 at a time, the cursor kept in the URL", async () => {
+    const mine = await t.given.environment();
+    // A link-local target: when a later test runs the jobs, these deliveries fail at once, with no network call.
+    const endpoint = (await t.server(mine).post('/webhook-endpoints', { url: 'http://169.254.169.254/pages', eventTypes: ['user.created'] })).json();
+    for (let i = 0; i < 26; i++) { t.clock.advance(1000); await t.given.user(mine); }
+    const firstPage = (await t.server(mine).get(`/webhook-endpoints/${endpoint.id}/deliveries?limit=25`)).json();
+    const [oldest] = (await t.server(mine).get(`/webhook-endpoints/${endpoint.id}/deliveries?limit=25&cursor=${firstPage.nextCursor}`)).json().items;
+
+    const { context, page } = await signedInPage(stage, `/environments/${mine.id}/webhooks/${endpoint.id}`);
+    const rows = page.getByRole('region', { name: 'Deliveries' }).locator('tbody tr');
+    await eventually(() => rows.count()).toBe(25);
+    expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-delivery')))).toEqual(firstPage.items.map((d: { id: string }) => d.id));
+    await page.getByRole('link', { name: 'Older deliveries' }).click();
+    await eventually(() => rows.count()).toBe(1);
+    expect(await rows.getAttribute('data-delivery')).toBe(oldest.id);
+    expect(new URL(page.url()).searchParams.get('cursor')).toBe(firstPage.nextCursor);
+    expect(await page.getByRole('link', { name: 'Older deliveries' }).count()).toBe(0);
+    await page.getByRole('link', { name: 'Newest deliveries' }).click();
+    await eventually(() => rows.count()).toBe(25);
+    expect(new URL(page.url()).searchParams.get('cursor')).toBeNull();
     await context.close();
   });
 
