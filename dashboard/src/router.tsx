@@ -18,6 +18,9 @@ import { UserScreen } from './screens/user.js';
 import { UserCreateScreen } from './screens/user-create.js';
 import { UsersScreen } from './screens/users.js';
 import { validateUsersSearch } from './screens/users-search.js';
+import { WebhookEndpointScreen } from './screens/webhook-endpoint.js';
+import { validateWebhookEndpointSearch } from './screens/webhook-parts.js';
+import { WebhooksScreen } from './screens/webhooks.js';
 
 const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
 
@@ -75,10 +78,14 @@ const invitationsRoute = createRoute({
 const auditLogRoute = createRoute({ getParentRoute: () => signedInRoute, path: inEnvironment('audit-log'), component: AuditLogScreen, validateSearch: validateAuditLogSearch });
 const auditEventRoute = createRoute({ getParentRoute: () => signedInRoute, path: inEnvironment('audit-log/$eventId'), component: AuditEventScreen });
 const outboxRoute = createRoute({ getParentRoute: () => signedInRoute, path: inEnvironment('outbox'), component: OutboxScreen });
+const webhooksRoute = createRoute({ getParentRoute: () => signedInRoute, path: inEnvironment('webhooks'), component: WebhooksScreen });
+const webhookEndpointRoute = createRoute({
+  getParentRoute: () => signedInRoute, path: inEnvironment('webhooks/$endpointId'), component: WebhookEndpointScreen, validateSearch: validateWebhookEndpointSearch,
+});
 
 const routeTree = rootRoute.addChildren([signInRoute, setPasswordRoute, signedInRoute.addChildren([
   homeRoute, environmentsRoute, usersRoute, userRoute, userCreateRoute, settingsRoute, organizationsRoute, organizationRoute,
-  invitationsRoute, auditLogRoute, auditEventRoute, outboxRoute,
+  invitationsRoute, auditLogRoute, auditEventRoute, outboxRoute, webhooksRoute, webhookEndpointRoute,
 ])]);
 
 export function createDashboardRouter(queryClient: QueryClient) {

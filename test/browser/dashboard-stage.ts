@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
+import type { AppOptions } from '../../src/app.js';
 import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
 import { launchChromium } from '../helpers/browser.js';
 import { givenOperator } from '../operators/support.js';
@@ -30,9 +31,13 @@ export async function listen(t: TestApp) {
   return `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
 }
 
-/** The test app listening, an environment named `tag` and headless Chromium; `close` ends both. */
-export async function startDashboardStage(tag: string): Promise<DashboardStage> {
-  const t = await startTestApp();
+/**
+ * The test app listening, an environment named `tag` and headless Chromium; `close` ends both. `app` and
+ * `database` go to startTestApp (a file that keeps jobs queued, `jobsInBackground: false`, takes a database
+ * of its own on PostgreSQL, where no other file's worker claims them).
+ */
+export async function startDashboardStage(tag: string, app: Partial<AppOptions> = {}, database: { ownDatabase?: boolean } = {}): Promise<DashboardStage> {
+  const t = await startTestApp(app, database);
   try {
     const base = await listen(t);
     const env = await t.given.environment({}, tag);

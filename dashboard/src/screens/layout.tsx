@@ -35,6 +35,7 @@ export function Layout() {
                 <li><Link to="/environments/$environmentId/organizations" params={{ environmentId }}>Organizations</Link></li>
                 <li><Link to="/environments/$environmentId/invitations" params={{ environmentId }}>Invitations</Link></li>
                 <li><Link to="/environments/$environmentId/audit-log" params={{ environmentId }}>Audit log</Link></li>
+                <li><Link to="/environments/$environmentId/webhooks" params={{ environmentId }}>Webhooks</Link></li>
                 <li><Link to="/environments/$environmentId/outbox" params={{ environmentId }}>Mail outbox</Link></li>
                 <li><Link to="/environments/$environmentId/settings" params={{ environmentId }}>Settings</Link></li>
               </>

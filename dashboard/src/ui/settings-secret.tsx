@@ -1,10 +1,10 @@
 import { useState } from 'react';
 
 /**
- * A secret shown this once (a new secret key): read-only in a labelled field, a copy button, and the
- * warning that it cannot be shown again. Dismissing it forgets it.
+ * A secret shown this once (a new secret key, a webhook signing secret): read-only in a labelled field, a
+ * copy button, and the warning that it cannot be shown again (`warning` says what it is for). Dismissing it forgets it.
  */
-export function SecretOnce({ label, secret, onDone }: { label: string; secret: string; onDone: () => void }) {
+export function SecretOnce({ label, secret, onDone, warning }: { label: string; secret: string; onDone: () => void; warning?: string }) {
   const [copied, setCopied] = useState('');
   const copy = async () => {
     try {
@@ -16,7 +16,7 @@ export function SecretOnce({ label, secret, onDone }: { label: string; secret: s
   };
   return (
     <div className="secret-once" role="region" aria-label={label}>
-      <p className="secret-warning"><strong>Copy this key now.</strong> It is shown only this once; Gatehouse keeps only its hash. Keep it on your backend, never in a browser.</p>
+      <p className="secret-warning"><strong>Copy this {warning ? 'secret' : 'key'} now.</strong> {warning ?? 'It is shown only this once; Gatehouse keeps only its hash. Keep it on your backend, never in a browser.'}</p>
       <label htmlFor="secret-once-value">{label}</label>
       <div className="setting-input">
         <input id="secret-once-value" readOnly value={secret} className="secret-value" onFocus={(event) => event.target.select()} />
