@@ -57,7 +57,7 @@ async function appOn(database: Database, jobsInBackground: boolean) {
   return buildApp({
     db: database.db, notifications: database.notifications, clock: systemClock, publicPort: 3000, adminToken: ADMIN_TOKEN,
     logLevel: 'silent', encryptionKey: Buffer.from(BENCH_ENCRYPTION_KEY, 'base64'), jobsInBackground,
-    webhooks: { sender: { privateTargets: 'allow' } }, jobs: { pollIntervalMs: 1000 },
+    webhooks: { sender: { privateTargets: 'allow' } }, jobs: { pollIntervalMs: 1000, batchSize: Math.floor(envNumber('BENCH_JOB_BATCH', 200, 1)) },
   });
 }
 

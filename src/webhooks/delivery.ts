@@ -18,6 +18,11 @@ export const WEBHOOK_DELIVERY_JOB = 'webhook.deliver';
 export const WEBHOOK_MAX_ATTEMPTS = 20;
 
 export interface WebhookDeliveryOptions extends Backoff {
+  /**
+   * How long one endpoint's group of deliveries may keep sending before the rest is postponed to the next
+   * claim: with one attempt's timeout on top, well within the job lease, so no other worker takes them meanwhile.
+   */
+  groupBudgetMs: number;
   /** An endpoint whose every attempt failed for this long is disabled (and the operator told). */
   disableAfterMs: number;
 }
@@ -27,7 +32,7 @@ export interface WebhookDeliveryOptions extends Backoff {
  * half of jitter (so about 2 to 4 days in all). An endpoint failing for 5 days straight is disabled.
  */
 export const WEBHOOK_DELIVERY_DEFAULTS: WebhookDeliveryOptions = {
-  baseDelayMs: 10_000, maxDelayMs: 12 * 3_600_000, disableAfterMs: 5 * 24 * 3_600_000,
+  baseDelayMs: 10_000, maxDelayMs: 12 * 3_600_000, disableAfterMs: 5 * 24 * 3_600_000, groupBudgetMs: 20_000,
 };
 
 /** What one attempt came to, carried from the send (no transaction open) to its settlement. */
@@ -114,14 +119,17 @@ export function webhookDeliveryHandler({ db, clock, sealer, log, sender, metrics
       const byId = new Map(sends.map((send) => [send.deliveryId, send]));
       const secrets = new Map<Buffer, string>();
       const results: AttemptResult[] = [];
+      const deadline = performance.now() + options.groupBudgetMs;
       let failed = false;
+      let sent = 0;
       for (const job of jobs) {
         const send = byId.get(String(job.payload.deliveryId));
         if (!send) results.push({ kind: 'gone' });
         else if (!send.enabled) results.push({ kind: 'disabled', send });
-        else if (failed) results.push({ kind: 'postponed' });
+        else if (failed || (sent > 0 && performance.now() > deadline)) results.push({ kind: 'postponed' });
         else {
           const result = await attempt(send, secrets);
+          sent += 1;
           failed = result.error !== null;
           results.push(result);
         }

@@ -81,4 +81,13 @@ describe('the job queue (platform/jobs)', () => {
     expect(pruned).toBeGreaterThanOrEqual(1);
     expect(await db.selectFrom('jobs').select('id').where('environment_id', '=', environmentId).where('id', '=', id).execute()).toEqual([]);
   });
+
+  it('runs a long line of jobs done in a transaction a few per claim, giving the rest back unattempted, until all are done', async () => {
+    let ran = 0;
+    const ids = await Promise.all(Array.from({ length: 12 }, () => enqueue('test.line')));
+    const w = worker({ 'test.line': async () => { ran += 1; } });
+    expect(await w.runDue()).toBe(12);
+    expect(ran).toBe(12);
+    for (const id of ids) expect(await job(id)).toMatchObject({ status: 'done', attempts: 1 });
+  });
 });

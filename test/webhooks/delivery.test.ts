@@ -156,6 +156,23 @@ describe('webhook delivery (Standard Webhooks)', () => {
     expect((await deliveries(env, endpoint.id)).map((d) => [d.status, d.attempts])).toEqual([['succeeded', 2], ['succeeded', 1], ['succeeded', 1]]);
   });
 
+  it('postpones the rest of an endpoint\'s group once its time budget is spent, and sends it in order on the next claim', async () => {
+    const hurried = await startTestApp({
+      jobsInBackground: false, webhooks: { sender: { privateTargets: 'allow' }, delivery: { groupBudgetMs: 0 } },
+    }, { ownDatabase: true });
+    try {
+      const env = await hurried.given.environment();
+      await givenEndpoint(hurried.db, env, at('budget'));
+      const ids = [(await hurried.given.user(env)).id, (await hurried.given.user(env)).id, (await hurried.given.user(env)).id];
+      expect(await hurried.app.runJobs()).toBe(6);
+      expect((await receivedAt('budget')).map((r) => JSON.parse(r.body).data.id)).toEqual(ids);
+      const jobs = await hurried.db.selectFrom('jobs').select(['status', 'attempts']).where('environment_id', '=', env.id).orderBy('seq').execute();
+      expect(jobs).toEqual(Array(3).fill({ status: 'done', attempts: 1 }));
+    } finally {
+      await hurried.close();
+    }
+  });
+
   it("never sends one environment's events to another environment's endpoint", async () => {
     const [mine, theirs] = [await t.given.environment(), await t.given.environment()];
     await givenEndpoint(t.db, mine, at('mine'));

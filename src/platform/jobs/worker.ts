@@ -70,12 +70,18 @@ export interface JobWorkerOptions {
   leaseMs: number;
   /** The longest the worker sleeps before looking for due jobs (a queued job wakes it sooner). */
   pollIntervalMs: number;
-  /** Jobs claimed at a time: those done in a transaction run one after another, each external kind's as one batch. */
+  /**
+   * Jobs in flight at a time (claimed together as far as room allows). External ones run in groups of one
+   * kind and ordering key, side by side; of those done in a transaction, at most LOCAL_JOBS_PER_CLAIM per
+   * claim run one after another, and the rest is given back at once.
+   */
   batchSize: number;
 }
 
+const LOCAL_JOBS_PER_CLAIM = 5;
+
 export const JOB_WORKER_DEFAULTS: JobWorkerOptions = {
-  baseDelayMs: 10_000, maxDelayMs: 3_600_000, leaseMs: 60_000, pollIntervalMs: 5_000, batchSize: 50,
+  baseDelayMs: 10_000, maxDelayMs: 3_600_000, leaseMs: 60_000, pollIntervalMs: 5_000, batchSize: 200,
 };
 
 export interface JobWorkerDeps {
@@ -185,8 +191,12 @@ export function createJobWorker({ db, clock, log, notifications, handlers, optio
           await Promise.race(inFlight);
           continue;
         }
-        claimedCount += claimed.length;
-        const { inTransaction: local, external } = groupsOf(claimed, handlers);
+        const { inTransaction, external } = groupsOf(claimed, handlers);
+        // Jobs done in a transaction may each take seconds (an export): a long line of them would outlive their lease.
+        const local = inTransaction.slice(0, LOCAL_JOBS_PER_CLAIM);
+        const extra = inTransaction.slice(LOCAL_JOBS_PER_CLAIM);
+        if (extra.length > 0) await store.settle(extra.map((job) => ({ job, outcome: { status: 'postponed', at: now } })), now);
+        claimedCount += claimed.length - extra.length;
         if (local.length > 0) track(local.length, async () => { for (const job of local) await attempt(job); });
         for (const { handler, jobs } of external) track(jobs.length, () => attemptExternal(handler, jobs));
       }
