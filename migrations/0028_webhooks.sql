@@ -74,11 +74,15 @@ ALTER TABLE jobs ADD COLUMN seq bigint GENERATED ALWAYS AS IDENTITY;
 CREATE INDEX jobs_in_flight ON jobs (locked_until) INCLUDE (ordering_key) WHERE status = 'queued' AND ordering_key IS NOT NULL;
 
 -- Which of the service's own audit-trail actions make which webhook event types. The catalogue in
--- src/webhooks/catalogue.ts documents each type; a test keeps the two the same.
+-- src/webhooks/catalogue.ts documents each type; a test keeps the two the same. `method`, when set,
+-- limits a source to audit events whose metadata names that method (a sign-up from an invitation is
+-- recorded as its first sign-in only); one audit event's types are written in `position` order.
 CREATE TABLE webhook_event_sources (
   action text NOT NULL,
   type text NOT NULL,
-  PRIMARY KEY (action, type)
+  method text NOT NULL DEFAULT '',
+  position smallint NOT NULL DEFAULT 1,
+  PRIMARY KEY (action, type, method)
 );
 INSERT INTO webhook_event_sources (action, type) VALUES
   ('user.created', 'user.created'),
@@ -114,6 +118,9 @@ INSERT INTO webhook_event_sources (action, type) VALUES
   ('user.mfa_factor_removed', 'factor.removed'),
   ('user.passkey_removed', 'factor.removed'),
   ('user.mfa_reset', 'factor.removed');
+INSERT INTO webhook_event_sources (action, type, method, position) VALUES
+  ('user.signed_in', 'user.created', 'invitation', 0),
+  ('user.signed_in', 'user.created', 'organization_invitation', 0);
 
 -- The outbox: every own-trail event the table above names becomes a webhook event, and a delivery and
 -- its job for each enabled endpoint that wants the type, in the transaction that records the change.
@@ -130,7 +137,8 @@ DECLARE
   event_id uuid;
 BEGIN
   IF NEW.producer->>'type' <> 'gatehouse' THEN RETURN NULL; END IF;
-  FOR source IN SELECT s.type FROM webhook_event_sources s WHERE s.action = NEW.action LOOP
+  FOR source IN SELECT s.type FROM webhook_event_sources s
+                WHERE s.action = NEW.action AND (s.method = '' OR s.method = NEW.metadata->>'method') ORDER BY s.position LOOP
     IF NOT EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.environment_id = NEW.environment_id AND e.enabled
                    AND (e.event_types IS NULL OR source.type = ANY (e.event_types))) THEN
       CONTINUE;

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WEBHOOK_EVENT_TYPE_NAMES } from '../../src/webhooks/catalogue.js';
 import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
+import { PASSWORD } from '../helpers/given.js';
+import { invite, invitingEnvironment } from '../invitations/support.js';
 import { givenEndpoint } from './given-endpoint.js';
 
 /** The catalogue (src/webhooks/catalogue.ts) against what the trigger of migration 0028 writes. */
@@ -53,6 +55,17 @@ describe('webhook event types', () => {
     expect(events.find((e) => e.type === 'session.created')!.data).toMatchObject({
       object: 'user', id: ada.id, targets: [{ type: 'user', id: ada.id }, { type: 'session', id: session.id }], actor: { type: 'user', id: ada.id },
     });
+  });
+
+  it('write user.created before session.created for a sign-up from an invitation, which the trail records as a first sign-in', async () => {
+    const env = await invitingEnvironment(t);
+    await givenEndpoint(t.db, env, 'http://127.0.0.1:9/never');
+    const { token } = await invite(t, env);
+    const res = await t.client(env).post('/auth/invitation/password-signup?_is_native=true', { token, password: PASSWORD, legalConsentAccepted: true });
+    expect(res.statusCode).toBe(201);
+    const events = await eventsOf(env);
+    expect(events.map((e) => e.type)).toEqual(['invitation.created', 'invitation.accepted', 'user.created', 'session.created']);
+    expect(events[2]!.data).toMatchObject({ object: 'user', id: res.json().user.id });
   });
 
   it('are not written for an environment without an endpoint, nor for an endpoint that is disabled', async () => {

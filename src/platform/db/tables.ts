@@ -178,7 +178,7 @@ export interface WebhookAttemptRow {
   response_status: number | null; response_body: string | null; error: string | null;
 }
 
-export interface WebhookEventSourceRow { action: string; type: string }
+export interface WebhookEventSourceRow { action: string; type: string; method: Generated<string>; position: Generated<number> }
 
 export type DataRequestType = 'export' | 'erasure';
 export type DataRequestStatus = 'pending' | 'ready' | 'scheduled' | 'completed' | 'cancelled';
