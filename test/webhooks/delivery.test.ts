@@ -173,6 +173,26 @@ describe('webhook delivery (Standard Webhooks)', () => {
     }
   });
 
+  it('counts a receiver that does not answer within the attempt timeout as a failed attempt, retried later', async () => {
+    const impatient = await startTestApp({
+      jobsInBackground: false, webhooks: { sender: { privateTargets: 'allow', timeoutMs: 300 }, delivery: { baseDelayMs: 1000, maxDelayMs: 8000 } },
+    }, { ownDatabase: true });
+    try {
+      const env = await impatient.given.environment();
+      await givenEndpoint(impatient.db, env, at('slow'));
+      await receiver.script(['hang']);
+      await impatient.given.user(env);
+      expect(await impatient.app.runJobs()).toBe(1);
+      const [delivery] = await impatient.db.selectFrom('webhook_deliveries').selectAll().where('environment_id', '=', env.id).execute();
+      expect(delivery).toMatchObject({ status: 'pending', attempts: 1, last_response_status: null, last_error: expect.stringMatching(/timeout|aborted/i) });
+      impatient.clock.advance(1000);
+      expect(await impatient.app.runJobs()).toBe(1);
+      expect((await receivedAt('slow')).map((r) => r.answeredWith)).toEqual(['hang', 200]);
+    } finally {
+      await impatient.close();
+    }
+  });
+
   it("never sends one environment's events to another environment's endpoint", async () => {
     const [mine, theirs] = [await t.given.environment(), await t.given.environment()];
     await givenEndpoint(t.db, mine, at('mine'));
