@@ -4,7 +4,6 @@ import { deleteInBatches } from '../db/batches.js';
 import { jsonb, type Db } from '../db/database.js';
 import type { JobRow } from '../db/tables.js';
 import type { JsonObject } from '../json.js';
-import type { JobOutcome } from './worker.js';
 
 /** A job as the queue keeps it. */
 export interface NewJob { kind: string; payload: JsonObject; runAt: Date; maxAttempts: number; orderingKey: string | null }
@@ -14,6 +13,14 @@ export interface ClaimedJob {
   environmentId: string; id: string; kind: string; payload: JsonObject; attempts: number; maxAttempts: number;
   orderingKey: string | null; seq: number;
 }
+
+/**
+ * What became of an attempt of work outside the database, as the job records it. `postponed`: not
+ * attempted after all (an earlier job of its batch failed, or time ran out), so the attempt is given back
+ * and the job is due again at `at`.
+ */
+export type JobOutcome =
+  | { status: 'done' } | { status: 'retry'; at: Date; error: string } | { status: 'failed'; error: string } | { status: 'postponed'; at: Date };
 
 export function createJobsStore(db: Db) {
   const queued = (environmentId: string, id: string, attempts: number) =>

@@ -5,7 +5,9 @@ import type { Notifications } from '../db/notifications.js';
 import { retryDelayMs } from './backoff.js';
 import { createWakeLoop } from '../wake-loop.js';
 import { JOB_QUEUED_MESSAGE, type ClaimedJob } from './queue.js';
-import { createJobsStore } from './store.js';
+import { createJobsStore, type JobOutcome } from './store.js';
+
+export type { JobOutcome } from './store.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -19,14 +21,6 @@ declare module 'fastify' {
  * only if the job is recorded as done. Throwing rolls both back, and the job is retried later.
  */
 export type JobHandler = (trx: Db, job: ClaimedJob) => Promise<void>;
-
-/**
- * What became of an attempt of work outside the database, as the job records it. `postponed`: not
- * attempted after all (an earlier job of its batch failed, or time ran out), so the attempt is given back
- * and the job is due again at `at`.
- */
-export type JobOutcome =
-  | { status: 'done' } | { status: 'retry'; at: Date; error: string } | { status: 'failed'; error: string } | { status: 'postponed'; at: Date };
 
 /**
  * Work whose effect is outside the database (a mail, an HTTP call), which no transaction can take back,
