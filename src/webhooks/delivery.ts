@@ -65,17 +65,19 @@ const errorText = (err: unknown) => String((err as Error)?.message ?? err).slice
  * is down costs one timeout per retry, not one per delivery. The group settles in one transaction.
  */
 export function webhookDeliveryHandler({ db, clock, sealer, log, sender, metrics, options }: WebhookDeliveryDeps): ExternalJobHandler<AttemptResult> {
-  function headersFor(send: DeliveryToSend, secrets: Map<Buffer, string>, body: string, at: Date): Record<string, string> {
+  /** `secrets` keeps each sealed secret opened once per group (by its bytes, in hex). */
+  function headersFor(send: DeliveryToSend, secrets: Map<string, string>, body: string, at: Date): Record<string, string> {
     const sealed = [send.secretSealed];
     if (send.previousSecretSealed && send.previousSecretExpiresAt && send.previousSecretExpiresAt > at) sealed.push(send.previousSecretSealed);
     const signatures = sealed.map((one) => {
-      if (!secrets.has(one)) secrets.set(one, sealer.open(one).toString('utf8'));
-      return new Webhook(secrets.get(one)!).sign(send.eventId, at, body);
+      const key = Buffer.from(one).toString('hex');
+      if (!secrets.has(key)) secrets.set(key, sealer.open(one).toString('utf8'));
+      return new Webhook(secrets.get(key)!).sign(send.eventId, at, body);
     });
     return { 'webhook-id': send.eventId, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': signatures.join(' ') };
   }
 
-  async function attempt(send: DeliveryToSend, secrets: Map<Buffer, string>): Promise<Attempted> {
+  async function attempt(send: DeliveryToSend, secrets: Map<string, string>): Promise<Attempted> {
     const body = bodyOf(send);
     const startedAt = clock.now();
     const started = performance.now();
@@ -117,7 +119,7 @@ export function webhookDeliveryHandler({ db, clock, sealer, log, sender, metrics
     async perform(jobs: ClaimedJob[]): Promise<AttemptResult[]> {
       const sends = await createDeliveryStore(db).pending(jobs.map((job) => ({ environmentId: job.environmentId, deliveryId: String(job.payload.deliveryId) })));
       const byId = new Map(sends.map((send) => [send.deliveryId, send]));
-      const secrets = new Map<Buffer, string>();
+      const secrets = new Map<string, string>();
       const results: AttemptResult[] = [];
       const deadline = performance.now() + options.groupBudgetMs;
       let failed = false;
@@ -130,7 +132,8 @@ export function webhookDeliveryHandler({ db, clock, sealer, log, sender, metrics
         else {
           const result = await attempt(send, secrets);
           sent += 1;
-          failed = result.error !== null;
+          // A refused target is refused at once: it holds nothing up.
+          failed = result.error !== null && !result.refused;
           results.push(result);
         }
       }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { WEBHOOK_DELIVERY_JOB, WEBHOOK_MAX_ATTEMPTS } from './delivery.js';
 import { uuidv7 } from 'uuidv7';
 import { recordOwnEvent } from '../audit/service.js';
 import type { Caller } from '../platform/caller.js';
@@ -21,8 +22,6 @@ export const MAX_WEBHOOK_ENDPOINTS = 20;
 /** How long the secret a rotation replaces keeps signing, so receivers can switch without losing a delivery. */
 export const PREVIOUS_SECRET_LIFETIME_MS = 24 * 60 * 60 * 1000;
 /** The job kind that sends a delivery (src/webhooks/delivery.ts); the trigger of migration 0028 queues the same. */
-export const WEBHOOK_DELIVER_JOB = 'webhook.deliver';
-const DELIVER_MAX_ATTEMPTS = 20;
 
 export interface WebhooksDeps {
   db: Db; clock: Clock; sealer: Sealer;
@@ -149,7 +148,7 @@ export function createWebhooksService({ db, clock, sealer, wakeJobs }: WebhooksD
         const now = clock.now();
         const dueNow = delivery.status === 'pending' && await makeJobDueNow(trx, environmentId, delivery.jobId, now);
         const jobId = dueNow ? delivery.jobId : await enqueueJob(trx, environmentId, {
-          kind: WEBHOOK_DELIVER_JOB, payload: { deliveryId }, maxAttempts: DELIVER_MAX_ATTEMPTS, orderingKey: delivery.endpointId,
+          kind: WEBHOOK_DELIVERY_JOB, payload: { deliveryId }, maxAttempts: WEBHOOK_MAX_ATTEMPTS, orderingKey: delivery.endpointId,
         }, now);
         await trxStore.markPending(environmentId, deliveryId, jobId, now);
       });

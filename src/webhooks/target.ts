@@ -80,8 +80,8 @@ export const WEBHOOK_SENDER_DEFAULTS: SenderOptions = { privateTargets: 'deny', 
 export function createWebhookSender(options: SenderOptions): WebhookSender {
   const lookupFn = checkedLookup(options.privateTargets);
   const agents = {
-    'http:': new http.Agent({ keepAlive: true, maxSockets: 16, lookup: lookupFn } as http.AgentOptions),
-    'https:': new https.Agent({ keepAlive: true, maxSockets: 16, lookup: lookupFn } as https.AgentOptions),
+    'http:': new http.Agent({ keepAlive: true, maxSockets: 64, lookup: lookupFn } as http.AgentOptions),
+    'https:': new https.Agent({ keepAlive: true, maxSockets: 64, lookup: lookupFn } as https.AgentOptions),
   };
   return {
     post(url, headers, body) {

@@ -1,10 +1,11 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestClock } from '../../src/platform/clock.js';
 import type { Database, Db } from '../../src/platform/db/database.js';
 import { enqueueJob } from '../../src/platform/jobs/queue.js';
 import { createJobsStore } from '../../src/platform/jobs/store.js';
-import { createJobWorker, JOB_WORKER_DEFAULTS, type JobHandler } from '../../src/platform/jobs/worker.js';
+import { createJobWorker, JOB_WORKER_DEFAULTS, type ExternalJobHandler, type JobHandler } from '../../src/platform/jobs/worker.js';
+import { PATIENCE_MS } from '../helpers/patience.js';
 import { openTestDatabase, startTestApp, type TestApp } from '../helpers/app.js';
 
 /** The queue on its own: a worker over the file's own database with handlers of the test's making. */
@@ -24,7 +25,7 @@ describe('the job queue (platform/jobs)', () => {
   });
   afterAll(async () => { await t.close(); await database.close(); });
 
-  const worker = (handlers: Record<string, JobHandler>, options = {}) =>
+  const worker = (handlers: Record<string, JobHandler | ExternalJobHandler>, options = {}) =>
     createJobWorker({ db, clock, log: t.app.log, handlers, options: { ...JOB_WORKER_DEFAULTS, baseDelayMs: 1000, maxDelayMs: 4000, ...options } });
   const job = (id: string) => db.selectFrom('jobs').selectAll().where('environment_id', '=', environmentId).where('id', '=', id).executeTakeFirstOrThrow();
   const enqueue = (kind: string, maxAttempts?: number) => enqueueJob(db, environmentId, { kind, payload: { n: 1 }, maxAttempts }, clock.now());
@@ -82,12 +83,78 @@ describe('the job queue (platform/jobs)', () => {
     expect(await db.selectFrom('jobs').select('id').where('environment_id', '=', environmentId).where('id', '=', id).execute()).toEqual([]);
   });
 
-  it('runs a long line of jobs done in a transaction a few per claim, giving the rest back unattempted, until all are done', async () => {
+  it('runs a long line of jobs done in a transaction one at a time, a few per claim, giving the rest back unattempted, until all are done', async () => {
     let ran = 0;
+    let running = 0;
+    let mostAtOnce = 0;
     const ids = await Promise.all(Array.from({ length: 12 }, () => enqueue('test.line')));
-    const w = worker({ 'test.line': async () => { ran += 1; } });
+    const w = worker({ 'test.line': async () => {
+      running += 1;
+      mostAtOnce = Math.max(mostAtOnce, running);
+      await new Promise((resolve) => setImmediate(resolve));
+      running -= 1;
+      ran += 1;
+    } });
     expect(await w.runDue()).toBe(12);
-    expect(ran).toBe(12);
+    expect([ran, mostAtOnce]).toEqual([12, 1]);
     for (const id of ids) expect(await job(id)).toMatchObject({ status: 'done', attempts: 1 });
+  });
+
+  /** External work whose perform waits for the test to open its gate; it notes what ran, and settles as done. */
+  function gatedExternal(name: string, log: string[], gate: Promise<void> = Promise.resolve()): ExternalJobHandler<string> {
+    return {
+      async perform(jobs) {
+        log.push(`${name} performs ${jobs.length}`);
+        await gate;
+        return jobs.map((j) => j.id);
+      },
+      async settle(trx, jobs, results) {
+        for (const _id of results) await sql`insert into test_effects values (${name === 'A' ? 1 : 2})`.execute(trx);
+        log.push(`${name} settles ${jobs.length}`);
+        return jobs.map(() => ({ status: 'done' as const }));
+      },
+    };
+  }
+
+  it("does not record the result of an attempt whose lease ran out and whose job another worker took and finished", async () => {
+    await sql`delete from test_effects`.execute(db);
+    const id = await enqueue('test.external');
+    const log: string[] = [];
+    let open!: () => void;
+    const slow = worker({ 'test.external': gatedExternal('A', log, new Promise((resolve) => { open = resolve; })) });
+    const running = slow.runDue();
+    await vi.waitFor(() => expect(log).toEqual(['A performs 1']), { timeout: PATIENCE_MS });
+    clock.advance(JOB_WORKER_DEFAULTS.leaseMs);
+    expect(await worker({ 'test.external': gatedExternal('B', log) }).runDue()).toBe(1);
+    open();
+    await running;
+
+    expect(log).toEqual(['A performs 1', 'B performs 1', 'B settles 1']);
+    expect(await job(id)).toMatchObject({ status: 'done', attempts: 2 });
+    expect((await sql<{ n: number }>`select n from test_effects`.execute(db)).rows).toEqual([{ n: 2 }]);
+  });
+
+  it('never splits the jobs of one ordering key between two workers claiming at once: one group at a time, in order', async () => {
+    const queued: string[] = [];
+    for (let i = 0; i < 12; i++) queued.push(await enqueueJob(db, environmentId, { kind: 'test.ordered', payload: { i }, orderingKey: 'endpoint-1' }, clock.now()));
+    let running = 0;
+    let mostAtOnce = 0;
+    const performed: string[] = [];
+    const handler: ExternalJobHandler<null> = {
+      async perform(jobs) {
+        running += 1;
+        mostAtOnce = Math.max(mostAtOnce, running);
+        performed.push(...jobs.map((j) => j.id));
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        running -= 1;
+        return jobs.map(() => null);
+      },
+      settle: async (_trx, jobs) => jobs.map(() => ({ status: 'done' as const })),
+    };
+    const [a, b] = [worker({ 'test.ordered': handler }, { batchSize: 3 }), worker({ 'test.ordered': handler }, { batchSize: 3 })];
+    const counts = await Promise.all([a.runDue(), b.runDue()]);
+    expect(counts[0] + counts[1]).toBe(12);
+    expect(mostAtOnce).toBe(1);
+    expect(performed).toEqual(queued);
   });
 });

@@ -39,12 +39,13 @@ export function createJobsStore(db: Db) {
      * A job with an ordering key waits while a job with its key is in flight (leased): the in-flight keys
      * are read once per claim, so a long queue of one key costs one pass, not one look per job.
      */
-    claimDue: (now: Date, leaseUntil: Date, limit: number) =>
+    claimDue: (now: Date, leaseUntil: Date, limit: number, skipKinds: string[] = []) =>
       sql<Selectable<JobRow>>`
         update jobs j set attempts = j.attempts + 1, locked_until = ${leaseUntil}::timestamptz
         where (j.environment_id, j.id) in (
           select environment_id, id from jobs q
           where status = 'queued' and run_at <= ${now}::timestamptz and (locked_until is null or locked_until <= ${now}::timestamptz)
+            and not (kind = any(${skipKinds}::text[]))
             and (ordering_key is null or ordering_key not in (
               select ordering_key from jobs where status = 'queued' and ordering_key is not null and locked_until > ${now}::timestamptz))
           order by run_at, seq limit ${limit} for update skip locked)
@@ -57,6 +58,18 @@ export function createJobsStore(db: Db) {
     finish: (job: ClaimedJob, now: Date) =>
       queued(job.environmentId, job.id, job.attempts).set({ status: 'done', finished_at: now, locked_until: null, last_error: null })
         .returning('id').executeTakeFirst().then((row) => row !== undefined),
+    /**
+     * Serializes claims across processes until the caller's transaction ends, so a claim's statement sees
+     * every earlier claim committed: two workers never split one ordering key's jobs between them.
+     */
+    lockClaims: () => sql`select pg_advisory_xact_lock(hashtext('gatehouse:jobs:claim'))`.execute(db).then(() => undefined),
+    /** Of these claimed jobs, the ones no other attempt has taken since, locked until the caller's transaction ends. */
+    owned: (jobs: ClaimedJob[]) =>
+      jobs.length === 0 ? Promise.resolve(new Set<string>()) : sql<{ id: string }>`
+        select j.id from jobs j
+        join jsonb_to_recordset(${JSON.stringify(jobs.map((job) => ({ environment_id: job.environmentId, id: job.id, attempts: job.attempts })))}::jsonb)
+          as k(environment_id uuid, id uuid, attempts int) on j.environment_id = k.environment_id and j.id = k.id and j.attempts = k.attempts
+        where j.status = 'queued' for update of j`.execute(db).then((r) => new Set(r.rows.map((row) => row.id))),
     /**
      * The outcomes of a batch of external work (see ExternalJobHandler), in one statement; a job that
      * another attempt has taken since (its lease ran out) is left alone.

@@ -35,13 +35,23 @@ export interface ExternalJobHandler<Result = unknown> {
   settle(trx: Db, jobs: ClaimedJob[], results: Result[], now: Date): Promise<JobOutcome[]>;
 }
 
-/** A handler of one job at a time as a batch handler: the batch's jobs performed side by side, settled one after another. */
+/**
+ * A handler of one job at a time as a batch handler: the batch's jobs performed side by side, at most
+ * `concurrency` at once (an SMTP server takes only so many connections), settled one after another.
+ */
 export function eachJob<Result>(one: {
   perform(job: ClaimedJob): Promise<Result>;
   settle(trx: Db, job: ClaimedJob, result: Result, now: Date): Promise<JobOutcome>;
-}): ExternalJobHandler<Result> {
+}, concurrency = 10): ExternalJobHandler<Result> {
   return {
-    perform: (jobs) => Promise.all(jobs.map((job) => one.perform(job))),
+    async perform(jobs) {
+      const results: Result[] = new Array(jobs.length);
+      let next = 0;
+      await Promise.all(Array.from({ length: Math.min(concurrency, jobs.length) }, async () => {
+        for (let i = next++; i < jobs.length; i = next++) results[i] = await one.perform(jobs[i]!);
+      }));
+      return results;
+    },
     async settle(trx, jobs, results, now) {
       const outcomes: JobOutcome[] = [];
       for (const [i, job] of jobs.entries()) outcomes.push(await one.settle(trx, job, results[i] as Result, now));
@@ -121,8 +131,13 @@ export function createJobWorker({ db, clock, log, notifications, handlers, optio
       const results = await handler.perform(jobs);
       await inTransaction(db, async (trx) => {
         const now = clock.now();
-        const outcomes = await handler.settle(trx, jobs, results, now);
-        await createJobsStore(trx).settle(jobs.map((job, i) => ({ job, outcome: outcomes[i]! })), now);
+        const store = createJobsStore(trx);
+        // A job whose lease ran out may have been taken by another worker since: its result is not recorded here.
+        const owned = await store.owned(jobs);
+        const mine = jobs.flatMap((job, i) => (owned.has(job.id) ? [{ job, result: results[i] }] : []));
+        if (mine.length === 0) return;
+        const outcomes = await handler.settle(trx, mine.map((m) => m.job), mine.map((m) => m.result), now);
+        await store.settle(mine.map(({ job }, i) => ({ job, outcome: outcomes[i]! })), now);
       });
     } catch (err) {
       // The outcome is lost, not the jobs: they are performed again when their lease ends.
@@ -135,8 +150,8 @@ export function createJobWorker({ db, clock, log, notifications, handlers, optio
     const fields = { environmentId: job.environmentId, jobId: job.id, kind: job.kind, attempt: job.attempts };
     try {
       const handler = handlers[job.kind];
-      if (!handler) throw new Error(`no handler for jobs of kind "${job.kind}" in this process`);
-      if (isExternal(handler)) return await attemptExternal(handler, [job]);
+      // groupsOf sends only jobs done in a transaction, or of a kind this process does not know, here.
+      if (!handler || isExternal(handler)) throw new Error(`no handler for jobs of kind "${job.kind}" in this process`);
       await inTransaction(db, async (trx) => {
         // First: it locks the row, and tells whether this attempt still owns the job.
         if (!(await createJobsStore(trx).finish(job, clock.now()))) return;
@@ -160,6 +175,13 @@ export function createJobWorker({ db, clock, log, notifications, handlers, optio
     }
   }
 
+  /** Claims up to `limit` due jobs, serialized with other processes' claims (see lockClaims). */
+  const claim = (now: Date, limit: number, skipKinds: string[]) => inTransaction(db, async (trx) => {
+    const jobs = createJobsStore(trx);
+    await jobs.lockClaims();
+    return jobs.claimDue(now, new Date(now.getTime() + options.leaseMs), limit, skipKinds);
+  });
+
   /**
    * Runs due jobs until none is left (while the worker runs, or all of them when forced); answers how many
    * were claimed. Groups run side by side and the worker claims more while they do, up to batchSize jobs
@@ -169,6 +191,8 @@ export function createJobWorker({ db, clock, log, notifications, handlers, optio
   async function drain(force = false) {
     let claimedCount = 0;
     let running = 0;
+    let localRunning = false;
+    const localKinds = Object.entries(handlers).flatMap(([kind, handler]) => (isExternal(handler) ? [] : [kind]));
     const inFlight = new Set<Promise<void>>();
     const track = (count: number, work: () => Promise<void>) => {
       running += count;
@@ -179,7 +203,8 @@ export function createJobWorker({ db, clock, log, notifications, handlers, optio
       while (force || !loop.stopped()) {
         const now = clock.now();
         const room = options.batchSize - running;
-        const claimed = room > 0 ? await store.claimDue(now, new Date(now.getTime() + options.leaseMs), room) : [];
+        // While a line of jobs done in a transaction runs, no more of them is claimed (one line at a time).
+        const claimed = room > 0 ? await claim(now, room, localRunning ? localKinds : []) : [];
         if (claimed.length === 0) {
           if (inFlight.size === 0) return claimedCount;
           await Promise.race(inFlight);
@@ -191,7 +216,12 @@ export function createJobWorker({ db, clock, log, notifications, handlers, optio
         const extra = inTransaction.slice(LOCAL_JOBS_PER_CLAIM);
         if (extra.length > 0) await store.settle(extra.map((job) => ({ job, outcome: { status: 'postponed', at: now } })), now);
         claimedCount += claimed.length - extra.length;
-        if (local.length > 0) track(local.length, async () => { for (const job of local) await attempt(job); });
+        if (local.length > 0) {
+          localRunning = true;
+          track(local.length, async () => {
+            try { for (const job of local) await attempt(job); } finally { localRunning = false; }
+          });
+        }
         for (const { handler, jobs } of external) track(jobs.length, () => attemptExternal(handler, jobs));
       }
     } finally {
