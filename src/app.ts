@@ -337,6 +337,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     pruneAuditEvents: audit.pruneExpiredEvents, expireDataExports: dataRequests.expireArchives, pruneMfaChallenges: secondStep.pruneExpired,
     pruneFinishedJobs: () => createJobsStore(db).pruneFinished(new Date(clock.now().getTime() - housekeeping.jobRetentionDays * DAY_MS)),
     prunePasskeyChallenges: passkeys.pruneExpiredChallenges,
+    pruneWebhookHistory: () => webhooks.pruneHistory(housekeeping.webhookRetentionDays),
   }, housekeeping.intervalSeconds * 1000);
   app.decorate('runHousekeeping', sweep);
   app.decorate('settled', background.settled);

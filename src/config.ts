@@ -171,6 +171,7 @@ export const housekeepingOf = (config: Config): Housekeeping => ({
   sessionRetentionDays: config.retentionSessionsDays,
   outboxRetentionDays: config.retentionOutboxDays,
   jobRetentionDays: HOUSEKEEPING_DEFAULTS.jobRetentionDays,
+  webhookRetentionDays: HOUSEKEEPING_DEFAULTS.webhookRetentionDays,
 });
 
 /**

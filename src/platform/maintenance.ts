@@ -11,9 +11,11 @@ export interface Housekeeping {
   outboxRetentionDays: number;
   /** Finished (done or failed) jobs of the job queue are deleted this long after they finished. */
   jobRetentionDays: number;
+  /** Settled webhook deliveries (with their attempts, and events no delivery names) are deleted this long after they settled. */
+  webhookRetentionDays: number;
 }
 
-export const HOUSEKEEPING_DEFAULTS: Housekeeping = Object.freeze({ intervalSeconds: 600, sessionRetentionDays: 30, outboxRetentionDays: 7, jobRetentionDays: 7 });
+export const HOUSEKEEPING_DEFAULTS: Housekeeping = Object.freeze({ intervalSeconds: 600, sessionRetentionDays: 30, outboxRetentionDays: 7, jobRetentionDays: 7, webhookRetentionDays: 30 });
 
 export const DAY_MS = 86_400_000;
 

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { deleteInBatches } from '../platform/db/batches.js';
 import type { Db } from '../platform/db/database.js';
 import type { WebhookDeliveryStatus } from '../platform/db/tables.js';
 import type { JsonObject } from '../platform/json.js';
@@ -63,6 +64,20 @@ export function createDeliveryStore(db: Db) {
       endpoint(environmentId, endpointId).set({ failing_since: sql<Date>`coalesce(failing_since, ${at}::timestamptz)` })
         .returning(['failing_since', 'enabled']).executeTakeFirst()
         .then((row) => (row ? { failingSince: row.failing_since!, enabled: row.enabled } : undefined)),
+    /**
+     * Housekeeping, in every environment: deliveries settled before the cut-off with their attempts, then
+     * events older than it that no delivery names any more. A pending delivery, and its event, stay.
+     */
+    async pruneSettled(before: Date) {
+      const settled = (alias: string) =>
+        sql<boolean>`${sql.raw(alias)}.status <> 'pending' and ${sql.raw(alias)}.finished_at < ${before}::timestamptz`;
+      const attempts = await deleteInBatches(db, 'webhook_attempts', sql<boolean>`exists (select from webhook_deliveries d
+        where d.environment_id = webhook_attempts.environment_id and d.id = webhook_attempts.delivery_id and ${settled('d')})`);
+      const deliveries = await deleteInBatches(db, 'webhook_deliveries', settled('webhook_deliveries'));
+      const events = await deleteInBatches(db, 'webhook_events', sql<boolean>`occurred_at < ${before}::timestamptz and not exists (
+        select from webhook_deliveries d where d.environment_id = webhook_events.environment_id and d.event_id = webhook_events.id)`);
+      return attempts + deliveries + events;
+    },
     /** Turns the endpoint off for failing; answers whether this call did (so it is reported once). */
     disableForFailing: (environmentId: string, endpointId: string, now: Date) =>
       endpoint(environmentId, endpointId).where('enabled', '=', true).set({ enabled: false, disabled_reason: 'failing', updated_at: now })

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { WEBHOOK_DELIVERY_JOB, WEBHOOK_MAX_ATTEMPTS } from './delivery.js';
+import { createDeliveryStore } from './delivery-store.js';
+import { DAY_MS } from '../platform/maintenance.js';
 import { uuidv7 } from 'uuidv7';
 import { recordOwnEvent } from '../audit/service.js';
 import type { Caller } from '../platform/caller.js';
@@ -72,6 +74,8 @@ export function createWebhooksService({ db, clock, sealer, wakeJobs }: WebhooksD
   const seal = (secret: string) => sealer.seal(Buffer.from(secret, 'utf8'));
 
   return {
+    /** Housekeeping: deliveries settled longer ago than the retention, their attempts, and events none names any more. */
+    pruneHistory: (retentionDays: number) => createDeliveryStore(db).pruneSettled(new Date(clock.now().getTime() - retentionDays * DAY_MS)),
     /** 201 with the secret, the only time it is shown; 409 webhook_endpoint_limit past MAX_WEBHOOK_ENDPOINTS. */
     async create(environmentId: string, input: CreateWebhookEndpointBody, by: Caller): Promise<CreatedWebhookEndpoint> {
       const body = checked(input);

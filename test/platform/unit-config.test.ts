@@ -94,7 +94,7 @@ describe('configuration from environment variables', () => {
   it('reads the housekeeping interval and the retentions of sessions and delivered mail', () => {
     const config = loadConfig({ GATEHOUSE_HOUSEKEEPING_INTERVAL_SECONDS: '60', GATEHOUSE_RETENTION_SESSIONS_DAYS: '90', GATEHOUSE_RETENTION_OUTBOX_DAYS: '1' });
     expect(config).toMatchObject({ housekeepingIntervalSeconds: 60, retentionSessionsDays: 90, retentionOutboxDays: 1 });
-    expect(housekeepingOf(config)).toEqual({ intervalSeconds: 60, sessionRetentionDays: 90, outboxRetentionDays: 1, jobRetentionDays: 7 });
+    expect(housekeepingOf(config)).toEqual({ intervalSeconds: 60, sessionRetentionDays: 90, outboxRetentionDays: 1, jobRetentionDays: 7, webhookRetentionDays: 30 });
   });
 
   it('reads the database statement and lock timeouts, and refuses one under 100 ms', () => {
