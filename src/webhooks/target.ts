@@ -14,10 +14,14 @@ const subnets = (ranges: [string, number, 'ipv4' | 'ipv6'][]) => {
 
 /** Never a delivery target: link-local (cloud metadata lives there) and the known metadata addresses elsewhere. */
 const NEVER = subnets([['169.254.0.0', 16, 'ipv4'], ['fe80::', 10, 'ipv6'], ['100.100.100.200', 32, 'ipv4'], ['fd00:ec2::254', 128, 'ipv6']]);
-/** Only with GATEHOUSE_WEBHOOK_PRIVATE_TARGETS=allow: this host, private networks, and "any address" (which reaches this host). */
+/**
+ * Only with GATEHOUSE_WEBHOOK_PRIVATE_TARGETS=allow: this host, private and carrier-grade NAT networks,
+ * "any address" (which reaches this host), and the IPv6 forms that carry an IPv4 address a gateway would
+ * reach for us (IPv4-compatible ::a.b.c.d, NAT64 64:ff9b::/96).
+ */
 const PRIVATE = subnets([
   ['127.0.0.0', 8, 'ipv4'], ['10.0.0.0', 8, 'ipv4'], ['172.16.0.0', 12, 'ipv4'], ['192.168.0.0', 16, 'ipv4'], ['0.0.0.0', 8, 'ipv4'],
-  ['::1', 128, 'ipv6'], ['::', 128, 'ipv6'], ['fc00::', 7, 'ipv6'],
+  ['100.64.0.0', 10, 'ipv4'], ['::', 96, 'ipv6'], ['64:ff9b::', 96, 'ipv6'], ['fc00::', 7, 'ipv6'],
 ]);
 
 /** An IPv4 address written as IPv6 (::ffff:a.b.c.d) is checked as the IPv4 address it is. */

@@ -13,7 +13,8 @@ describe('where a webhook delivery may go (contract §3d)', () => {
     for (const address of ['169.254.169.254', 'fe80::1', '::ffff:169.254.169.254', '100.100.100.200', 'fd00:ec2::254']) {
       expect([address, refusal(address, 'allow')]).toEqual([address, expect.stringContaining('never a webhook target')]);
     }
-    for (const address of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '::1', 'fc00::1', 'fd12::1', '0.0.0.0', '::ffff:127.0.0.1']) {
+    for (const address of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '::1', 'fc00::1', 'fd12::1', '0.0.0.0', '::ffff:127.0.0.1',
+      '::ffff:7f00:1', '100.64.0.1', '::127.0.0.1', '64:ff9b::a9fe:a9fe']) {
       expect([address, refusal(address, 'allow')]).toEqual([address, null]);
       expect([address, refusal(address, 'deny')]).toEqual([address, expect.stringContaining('GATEHOUSE_WEBHOOK_PRIVATE_TARGETS=deny')]);
     }
