@@ -44,12 +44,16 @@ export function createDeliveryStore(db: Db) {
         environment_id: a.environmentId, delivery_id: a.deliveryId, attempt: a.attempt, started_at: a.startedAt, duration_ms: a.durationMs,
         response_status: a.responseStatus, response_body: a.responseBody, error: a.error,
       }))).execute().then(() => undefined),
-    /** Each delivery's new state, unless it was settled meanwhile (a delivery is only ever changed while pending). */
+    /**
+   * Each delivery's new state, unless it was settled meanwhile (a delivery is only ever changed while
+   * pending). A change without a new attempt (postponed) keeps the last attempt's answer and error.
+   */
     change: (changes: DeliveryChange[]) =>
       changes.length === 0 ? Promise.resolve() : sql`
         update webhook_deliveries d set status = c.status, attempts = c.attempts, next_attempt_at = c."nextAttemptAt",
           last_response_status = coalesce(c."responseStatus", case when c.attempts > d.attempts then null else d.last_response_status end),
-          last_error = c.error, finished_at = c."finishedAt"
+          last_error = case when c.attempts > d.attempts or c.status <> 'pending' then c.error else d.last_error end,
+          finished_at = c."finishedAt"
         from jsonb_to_recordset(${asJson(changes)}::jsonb) as c("environmentId" uuid, "deliveryId" uuid, status text, attempts int,
           "nextAttemptAt" timestamptz, "responseStatus" int, error text, "finishedAt" timestamptz)
         where d.environment_id = c."environmentId" and d.id = c."deliveryId" and d.status = 'pending'`.execute(db).then(() => undefined),

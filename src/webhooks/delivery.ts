@@ -39,7 +39,7 @@ export const WEBHOOK_DELIVERY_DEFAULTS: WebhookDeliveryOptions = {
 type AttemptResult =
   | { kind: 'gone' }
   | { kind: 'disabled'; send: DeliveryToSend }
-  | { kind: 'postponed' }
+  | { kind: 'postponed'; send: DeliveryToSend }
   | { kind: 'attempted'; send: DeliveryToSend; startedAt: Date; durationMs: number; status: number | null; body: string | null; error: string | null; refused: boolean };
 type Attempted = Extract<AttemptResult, { kind: 'attempted' }>;
 
@@ -128,7 +128,7 @@ export function webhookDeliveryHandler({ db, clock, sealer, log, sender, metrics
         const send = byId.get(String(job.payload.deliveryId));
         if (!send) results.push({ kind: 'gone' });
         else if (!send.enabled) results.push({ kind: 'disabled', send });
-        else if (failed || (sent > 0 && performance.now() > deadline)) results.push({ kind: 'postponed' });
+        else if (failed || (sent > 0 && performance.now() > deadline)) results.push({ kind: 'postponed', send });
         else {
           const result = await attempt(send, secrets);
           sent += 1;
@@ -150,8 +150,12 @@ export function webhookDeliveryHandler({ db, clock, sealer, log, sender, metrics
       for (const [i, job] of jobs.entries()) {
         const result = results[i]!;
         if (result.kind === 'gone') { outcomes.push({ status: 'done' }); continue; }
-        if (result.kind === 'postponed') { outcomes.push({ status: 'postponed', at: postponeUntil }); continue; }
         const { send } = result;
+        if (result.kind === 'postponed') {
+          changes.push({ ...identify(send), status: 'pending', attempts: send.attempts, nextAttemptAt: postponeUntil, responseStatus: null, error: null, finishedAt: null });
+          outcomes.push({ status: 'postponed', at: postponeUntil });
+          continue;
+        }
         if (result.kind === 'disabled') {
           changes.push({ ...identify(send), status: 'failed', attempts: send.attempts, nextAttemptAt: null, responseStatus: null, error: 'endpoint disabled', finishedAt: now });
           metrics.webhookDeliveries.inc({ result: 'failed' });

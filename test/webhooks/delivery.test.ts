@@ -145,7 +145,9 @@ describe('webhook delivery (Standard Webhooks)', () => {
 
     expect(await t.app.runJobs()).toBe(3);
     expect((await receivedAt('held')).map((r) => JSON.parse(r.body).data.id)).toEqual([ids[0]]);
-    expect((await deliveries(env, endpoint.id)).map((d) => [d.status, d.attempts])).toEqual([['pending', 1], ['pending', 0], ['pending', 0]]);
+    const held = await deliveries(env, endpoint.id);
+    expect(held.map((d) => [d.status, d.attempts])).toEqual([['pending', 1], ['pending', 0], ['pending', 0]]);
+    expect(new Set(held.map((d) => d.next_attempt_at!.getTime())).size).toBe(1);
     const jobs = await t.db.selectFrom('jobs').select(['attempts', 'run_at']).where('environment_id', '=', env.id).where('kind', '=', 'webhook.deliver').orderBy('seq').execute();
     expect(jobs.map((j) => j.attempts)).toEqual([1, 0, 0]);
     expect(new Set(jobs.map((j) => j.run_at.getTime())).size).toBe(1);
