@@ -105,3 +105,16 @@ export async function startServer({ name, script, env, nodeArgs = [], readyPath 
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/**
+ * The service in `processes` processes behind one port (Node's cluster: bench/lib/cluster-primary.ts), as
+ * `npm start` runs each; answers the server (its pid the primary's) and the processes' pids.
+ */
+export async function startCluster(processes: number, env: Record<string, string>): Promise<RunningServer & { pids: number[] }> {
+  const server = await startServer({
+    name: `gatehouse x${processes}`, script: 'bench/lib/cluster-primary.ts', readyLine: /^cluster ready: /, timeoutMs: 60_000,
+    env: { ...env, BENCH_CLUSTER_PROCESSES: String(processes), BENCH_CLUSTER_EXEC: JSON.stringify(productionStart()) },
+  });
+  const ready = server.output().split('\n').find((line) => line.startsWith('cluster ready: '))!;
+  return { ...server, pids: ready.slice('cluster ready: '.length).split(',').map(Number) };
+}
