@@ -1,6 +1,6 @@
 // Whether dist/ was built from the source as it is now. Shared by the build, `npm start` and the CLI.
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -26,6 +26,8 @@ export function sourceFingerprint() {
 }
 
 export function isBuildFresh() {
+  // A release layout (the container image) ships dist/ without src/: the build it holds is the one to run.
+  if (!existsSync(join(ROOT, 'src'))) return existsSync(BUILD_INFO);
   try {
     return JSON.parse(readFileSync(BUILD_INFO, 'utf8')).sourceFingerprint === sourceFingerprint();
   } catch {

@@ -68,8 +68,32 @@ function serverEnv(env: Record<string, string>): NodeJS.ProcessEnv {
  */
 export async function spawnServer(options: { env?: Record<string, string>; readyTimeoutMs?: number; workerOnly?: boolean } = {}): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT, env: serverEnv({ PORT: String(port), ...options.env }), detached: true, stdio: ['ignore', 'pipe', 'pipe'],
+  return startServerProcess({
+    argv: [process.execPath, '--import', 'tsx', 'src/main.ts'], cwd: ROOT, env: serverEnv({ PORT: String(port), ...options.env }), port,
+    readyTimeoutMs: options.readyTimeoutMs, workerOnly: options.workerOnly,
+  });
+}
+
+export interface ServerLaunch {
+  /** The program and its arguments. */
+  argv: string[];
+  cwd: string;
+  /** The process's whole environment: nothing else is inherited. */
+  env: NodeJS.ProcessEnv;
+  /** The port it was told to listen on. */
+  port: number;
+  /** Runs it as this user and group (when the test runs as root). */
+  uid?: number;
+  gid?: number;
+  readyTimeoutMs?: number | undefined;
+  workerOnly?: boolean | undefined;
+}
+
+/** Starts a server process as told (spawnServer's, or a built layout's command) and waits until it is ready, as spawnServer does. */
+export async function startServerProcess(launch: ServerLaunch): Promise<ServerProcess> {
+  const { port, argv: [program, ...args], uid, gid, readyTimeoutMs } = launch;
+  const child = spawn(program!, args, {
+    cwd: launch.cwd, env: launch.env, ...(uid !== undefined && { uid }), ...(gid !== undefined && { gid }), detached: true, stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);
   let out = '';
@@ -122,11 +146,11 @@ export async function spawnServer(options: { env?: Record<string, string>; ready
 
   try {
     // A worker process (GATEHOUSE_JOB_WORKER=only) serves no HTTP: its banner is its readiness.
-    if (options.workerOnly) {
-      await server.waitForStderr('Gatehouse job worker running', options.readyTimeoutMs);
+    if (launch.workerOnly) {
+      await server.waitForStderr('Gatehouse job worker running', readyTimeoutMs);
       return server;
     }
-    await waitForReady(port, options.readyTimeoutMs ?? PATIENCE_MS, () => hasExited);
+    await waitForReady(port, readyTimeoutMs ?? PATIENCE_MS, () => hasExited);
     // Everything printed at startup comes before this line, so stderr() is complete from here on.
     await server.waitForStderr('Gatehouse listening on');
   } catch (error) {
