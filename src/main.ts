@@ -6,7 +6,7 @@ import type { CreatedEnvironment } from './environments/schemas.js';
 import { systemCaller } from './platform/caller.js';
 import { systemClock } from './platform/clock.js';
 import { createSealer, resolveEncryptionKey } from './platform/crypto/encryption.js';
-import { createFirstSigningKey } from './session-tokens/service.js';
+import { createFirstSigningKey, signingKeyUnderAnotherKey } from './session-tokens/service.js';
 import { openDatabase, type Database, type Db } from './platform/db/database.js';
 import { DataDirLockedError, lockDataDir } from './platform/db/data-dir-lock.js';
 import { migrate } from './platform/db/migrate.js';
@@ -27,6 +27,15 @@ function encryptionKeyOf(config: Config): Buffer {
   return key;
 }
 
+/** Why the server will not start with this key, and what to do: the right key, or (lost) rotating each environment's signing key. */
+function wrongKeyMessage(config: Config, { environmentId, keyId }: { environmentId: string; keyId: string }) {
+  const source = config.encryptionKey ? 'GATEHOUSE_ENCRYPTION_KEY' : `The encryption key in ${join(config.dataDir, 'encryption.key')}`;
+  return `${source} does not open the secrets sealed in this database (signing key ${keyId} of environment ${environmentId}): `
+    + 'they were sealed under another key. A restored backup needs the key of the database it was taken from. If that key is lost, '
+    + `rotate each environment's signing key (npx gatehouse signing-keys rotate ${environmentId}, with this key) and start again; `
+    + 'see docs/operations.md, "The encryption key and signing keys".';
+}
+
 async function main() {
   const config = loadConfig();
   assertServerConfig(config);
@@ -37,6 +46,12 @@ async function main() {
   await migrate(database.db);
   if (config.databasePooler === 'transaction') await assertStatementLimitBehindPooler(database.db);
   const encryptionKey = encryptionKeyOf(config);
+  const unreadable = await signingKeyUnderAnotherKey(database.db, createSealer(encryptionKey));
+  if (unreadable) {
+    await database.close();
+    unlockDataDir();
+    throw new ConfigError(wrongKeyMessage(config, unreadable));
+  }
   // On the embedded database, a developer's machine: the admin API is on with a token kept in the data directory.
   const adminToken = config.adminToken ?? (embedded ? localAdminToken(config.dataDir) : undefined);
 
