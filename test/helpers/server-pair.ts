@@ -10,8 +10,21 @@ export const PAIR_ENCRYPTION_KEY = Buffer.alloc(32, 9).toString('base64');
 export interface PairEnv { id: string; secretKey: string; frontendHost: string }
 
 /**
- * Two real server processes on one fresh PostgreSQL database of their own (created on the server of
- * TEST_DATABASE_URL, dropped by stop()). PGlite is one process's file, so callers skip without that URL.
+ * How many server processes a pair starts: TEST_PROCESSES (2 by default; CI also runs the multi-process
+ * tests at 4), so every guarantee raced over `pair.servers` is proven at that count. At most 8: each
+ * burst in the tests has at least 8 requests, one per process, and 8 processes with pools of 10 already
+ * come close to PostgreSQL's default 100 connections.
+ */
+export function testProcessCount(): number {
+  const count = Number(process.env.TEST_PROCESSES ?? 2);
+  if (!Number.isInteger(count) || count < 2 || count > 8) throw new Error(`TEST_PROCESSES must be a whole number from 2 to 8, not "${process.env.TEST_PROCESSES}"`);
+  return count;
+}
+
+/**
+ * Real server processes (testProcessCount(), started together) on one fresh PostgreSQL database of their
+ * own (created on the server of TEST_DATABASE_URL, dropped by stop()). `a` and `b` are the first two of
+ * `servers`. PGlite is one process's file, so callers skip without that URL.
  */
 export async function startServerPair(testDatabaseUrl: string, extraEnv: Record<string, string> = {}) {
   const databaseName = `gatehouse_mp_${randomBytes(6).toString('hex')}`;
@@ -20,7 +33,7 @@ export async function startServerPair(testDatabaseUrl: string, extraEnv: Record<
   await maintenance.connect();
   await maintenance.query(`create database ${databaseName}`);
   const env = { DATABASE_URL: databaseUrl, GATEHOUSE_ADMIN_TOKEN: PAIR_ADMIN_TOKEN, GATEHOUSE_ENCRYPTION_KEY: PAIR_ENCRYPTION_KEY, ...extraEnv };
-  const started = await Promise.allSettled([spawnServer({ env }), spawnServer({ env })]);
+  const started = await Promise.allSettled(Array.from({ length: testProcessCount() }, () => spawnServer({ env })));
   const servers = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   const stop = async () => {
     await Promise.all(servers.map((s) => s.stop()));
@@ -39,7 +52,11 @@ export async function startServerPair(testDatabaseUrl: string, extraEnv: Record<
   const serverApi = (server: ServerProcess, env: PairEnv, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
     call(server, { method, path: `/api/server/v1${path}`, headers: { authorization: `Bearer ${env.secretKey}`, ...headers }, body });
   return {
-    a, b, databaseUrl, stop, call, admin, serverApi,
+    a, b, servers, databaseUrl, stop, call, admin, serverApi,
+    /** The environment the servers run with, for a test that starts another process on the same database. */
+    serverEnv: env,
+    /** The server the i-th request of a burst goes to: round-robin over all of them, so every process races. */
+    roundRobin: (i: number) => servers[i % servers.length],
     /** A new environment, made through process A. */
     environment: async (settings: Record<string, unknown> = {}): Promise<PairEnv> =>
       created(await admin(a, 'POST', '/environments', { name: `mp-${randomBytes(4).toString('hex')}`, settings })),
