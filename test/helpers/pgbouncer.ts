@@ -13,6 +13,8 @@ export const pgbouncerBinary = (): string | undefined =>
 
 export interface PgBouncer {
   port: number;
+  /** The pooler's process (the scaling bench reads its CPU time). */
+  pid: number;
   /** A URL of the PostgreSQL server PgBouncer fronts, leading through PgBouncer instead (same role and database). */
   pooled(directUrl: string): string;
   /** PgBouncer's admin console (SHOW POOLS, SHOW CLIENTS; simple queries only). */
@@ -84,6 +86,7 @@ export async function startPgBouncer(directUrl: string, options: PgBouncerOption
   const pooled = (url: string) => Object.assign(new URL(url), { hostname: '127.0.0.1', port: String(port) }).toString();
   return {
     port,
+    pid: child.pid!,
     pooled,
     adminUrl: Object.assign(new URL(pooled(directUrl)), { pathname: '/pgbouncer' }).toString(),
     async stop() {
