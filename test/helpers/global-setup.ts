@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { dumpImage } from '../../src/platform/db/pglite.js';
+import { PATIENCE_MS } from './patience.js';
 import { startPgBouncer } from './pgbouncer.js';
 
 declare module 'vitest' {
@@ -38,7 +39,10 @@ async function poolTheTestDatabase(): Promise<(() => Promise<void>) | undefined>
   if (process.env.TEST_PGBOUNCER !== '1') return undefined;
   const direct = process.env.TEST_DATABASE_URL;
   if (!direct) throw new Error('TEST_PGBOUNCER=1 needs TEST_DATABASE_URL: the PostgreSQL that PgBouncer stands in front of');
-  const bouncer = await startPgBouncer(direct);
+  // Gatehouse's transactions set their own limits; statements outside one get the server session's, here
+  // only a statement timeout (Gatehouse refuses to start without one), and one long enough that the tests'
+  // own clients (a database dropped on a busy machine, a lock held while a test looks) never meet it.
+  const bouncer = await startPgBouncer(direct, { serverSettings: { statement_timeout: PATIENCE_MS } });
   process.env.TEST_DATABASE_DIRECT_URL = direct;
   process.env.TEST_DATABASE_URL = bouncer.pooled(direct);
   process.env.TEST_PGBOUNCER_ADMIN_URL = bouncer.adminUrl;

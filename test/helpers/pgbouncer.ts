@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { serverLimits, STATEMENT_LIMITS, type StatementLimits } from '../../src/platform/db/pool.js';
+import { serverLimits, STATEMENT_LIMITS } from '../../src/platform/db/pool.js';
 import { PATIENCE_MS } from './patience.js';
 import { freePort } from './processes.js';
 
@@ -25,8 +25,11 @@ export interface PgBouncer {
 export interface PgBouncerOptions {
   /** Server connections per database and role (PgBouncer's default_pool_size). */
   poolSize?: number;
-  /** What each server connection is given at its start (connect_query), as an operator would; false: nothing. */
-  limits?: StatementLimits | false;
+  /**
+   * The settings (in ms) each server session starts with (connect_query), as an operator gives them; by
+   * default Gatehouse's own limits (serverLimits of STATEMENT_LIMITS); `{}`: none.
+   */
+  serverSettings?: Record<string, number>;
 }
 
 /** A user the pooler may switch to: PgBouncer refuses to run as root. */
@@ -37,8 +40,9 @@ function unprivilegedUser(): { name: string; uid: number; gid: number } {
   return { name: entry[0]!, uid: Number(entry[2]), gid: Number(entry[3]) };
 }
 
-function configFile(dir: string, port: number, server: URL, { poolSize = 20, limits = STATEMENT_LIMITS }: PgBouncerOptions) {
-  const connectQuery = limits ? ` connect_query='${Object.entries(serverLimits(limits)).map(([name, ms]) => `SET ${name} = ${ms}`).join('; ')}'` : '';
+function configFile(dir: string, port: number, server: URL, { poolSize = 20, serverSettings = serverLimits(STATEMENT_LIMITS) }: PgBouncerOptions) {
+  const settings = Object.entries(serverSettings).map(([name, ms]) => `SET ${name} = ${Math.trunc(ms)}`);
+  const connectQuery = settings.length > 0 ? ` connect_query='${settings.join('; ')}'` : '';
   const user = decodeURIComponent(server.username || 'postgres');
   return [
     '[databases]',

@@ -193,7 +193,7 @@ describe.skipIf(!TEST_DATABASE_URL || !pgbouncerBinary())('PgBouncer 1.18 in tra
     });
 
     it("refuses to start (exit code 2) when the pooler's sessions have no statement timeout, since a statement could run forever", async () => {
-      const bouncer = await startPgBouncer(own, { limits: false });
+      const bouncer = await startPgBouncer(own, { serverSettings: {} });
       try {
         const failure = await startServer({ DATABASE_URL: bouncer.pooled(own), DATABASE_DIRECT_URL: own, GATEHOUSE_ENCRYPTION_KEY: PAIR_ENCRYPTION_KEY });
         expect(failure?.code).toBe(2);
