@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, posix } from 'node:path';
@@ -121,20 +121,18 @@ async function runStep(state: StageState, step: Instruction, isImage: boolean, u
   await run('sh', ['-c', command], { cwd: state.dir, env, timeout: INSTALL_PATIENCE_MS, maxBuffer: 64 * 1024 * 1024 });
 }
 
-/** Builds every stage of the Dockerfile into a new temporary directory. */
-export async function buildContainerLayout(): Promise<ContainerLayout> {
+interface Image { command: string[]; healthcheck: string[]; user: string | undefined; volumes: string[]; userDirs: string[] }
+
+/** Builds each stage of the Dockerfile into a directory under `root`; the last stage's directory and what it declares are the image. */
+async function buildStages(root: string, runAs: ContainerLayout['runAs']): Promise<{ last: StageState; image: Image }> {
   const stages = parseDockerfile(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'));
   const context = contextFiles(ROOT, readFileSync(join(ROOT, '.dockerignore'), 'utf8'));
-  const runAs = process.getuid?.() === 0 ? NOBODY : undefined;
-  const root = await mkdtemp(join(tmpdir(), 'gatehouse-container-'));
-  chmodSync(root, 0o755); // the image's user reaches its files through it
   const built = new Map<string, StageState>();
-  const emptyImage = () => ({ command: [] as string[], healthcheck: [] as string[], user: undefined as string | undefined, volumes: [] as string[], userDirs: [] as string[] });
-  let image = emptyImage();
-  let state: StageState | undefined;
+  let image!: Image;
+  let state!: StageState;
   for (const [index, stage] of stages.entries()) {
     const isImage = index === stages.length - 1;
-    image = emptyImage();
+    image = { command: [], healthcheck: [], user: undefined, volumes: [], userDirs: [] };
     state = { stage, dir: join(root, stage.name ?? `stage-${index}`), workdir: '/', env: {} };
     mkdirSync(state.dir);
     for (const step of stage.instructions) {
@@ -153,19 +151,47 @@ export async function buildContainerLayout(): Promise<ContainerLayout> {
     }
     if (stage.name) built.set(stage.name, state);
   }
-  const last = state!;
+  return { last: state, image };
+}
+
+/** Whether a user other than the owner can run the file: every directory above it searchable by others, itself executable by them. */
+function runnableByOthers(path: string): boolean {
+  for (let dir = dirname(path); ; dir = dirname(dir)) {
+    if ((statSync(dir).mode & 0o001) === 0) return false;
+    if (dir === dirname(dir)) return (statSync(path).mode & 0o001) !== 0;
+  }
+}
+
+/**
+ * The node that plays the image's: this test's own (CI runs the suite on Node.js 20 and 24), linked into the
+ * layout when the image's user could not reach it where it is (npx installs node@24 under /root, closed to others).
+ */
+function nodeFor(runAs: ContainerLayout['runAs'], root: string): string {
+  if (!runAs || runnableByOthers(process.execPath)) return process.execPath;
+  const linked = join(root, 'node');
+  try { linkSync(process.execPath, linked); } catch { cpSync(process.execPath, linked); }
+  return linked;
+}
+
+/** Builds every stage of the Dockerfile into a new temporary directory. */
+export async function buildContainerLayout(): Promise<ContainerLayout> {
+  const runAs = process.getuid?.() === 0 ? NOBODY : undefined;
+  const root = await mkdtemp(join(tmpdir(), 'gatehouse-container-'));
+  chmodSync(root, 0o755); // the image's user reaches its files through it
+  const remove = () => rm(root, { recursive: true, force: true });
+  const { last, image } = await buildStages(root, runAs).catch(async (error: unknown) => { await remove(); throw error; });
   const home = join(root, 'home');
   mkdirSync(home);
   if (runAs) chownSync(home, runAs.uid, runAs.gid);
-  let volumes = 0;
+  let volumeCount = 0;
 
   const baseEnv = (env: Record<string, string>) => ({ PATH: process.env.PATH, HOME: home, ...last.env, ...env });
-  // The image's `node` is whichever node runs this test (CI runs the suite on Node.js 20 and 24).
-  const argv = (command: string[]) => (command[0] === 'node' ? [process.execPath, ...command.slice(1)] : command);
+  const node = nodeFor(runAs, root);
+  const argv = (command: string[]) => (command[0] === 'node' ? [node, ...command.slice(1)] : command);
   return {
-    appDir: last.dir, env: last.env, command: image.command, healthcheck: image.healthcheck, user: image.user, volumes: image.volumes, userDirs: image.userDirs, runAs,
+    ...image, appDir: last.dir, env: last.env, runAs, remove,
     volume() {
-      const dir = join(root, `volume-${++volumes}`);
+      const dir = join(root, `volume-${++volumeCount}`);
       mkdirSync(dir);
       if (runAs) chownSync(dir, runAs.uid, runAs.gid);
       return dir;
@@ -181,6 +207,5 @@ export async function buildContainerLayout(): Promise<ContainerLayout> {
           resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr }));
       });
     },
-    remove: () => rm(root, { recursive: true, force: true }),
   };
 }

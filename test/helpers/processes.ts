@@ -101,10 +101,19 @@ export async function startServerProcess(launch: ServerLaunch): Promise<ServerPr
   const outputWaiters = new Set<() => void>();
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => { out += chunk; for (const w of outputWaiters) w(); });
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => { err += chunk; for (const w of outputWaiters) w(); });
-  const exited = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => {
-    running.delete(child);
-    resolve({ code, signal });
-  }));
+  const exited = new Promise<Exit>((resolve) => {
+    child.once('exit', (code, signal) => {
+      running.delete(child);
+      resolve({ code, signal });
+    });
+    // A program that could not be started (missing, or not executable by `uid`) emits 'error' and never 'exit'.
+    child.once('error', (error) => {
+      if (child.pid !== undefined) return;
+      err += `${error.message}\n`;
+      running.delete(child);
+      resolve({ code: null, signal: null });
+    });
+  });
   let hasExited = false;
   void exited.then(() => { hasExited = true; for (const w of outputWaiters) w(); });
 
