@@ -21,8 +21,9 @@ const PATIENT_DATABASE = { GATEHOUSE_DB_LOCK_TIMEOUT_MS: String(PATIENCE_MS), GA
 /**
  * How many server processes a pair starts: TEST_PROCESSES (2 by default; CI also runs the multi-process
  * tests at 4), so every guarantee raced over `pair.servers` is proven at that count. At most 8: each
- * burst in the tests has at least 8 requests, one per process, and 8 processes with pools of 10 already
- * come close to PostgreSQL's default 100 connections.
+ * burst in the tests has at least 8 requests, one per process. Each process may hold 11 connections (its
+ * pool and LISTEN), and vitest runs two files at once here: 4 processes take up to 88 of PostgreSQL's
+ * default 100 connections; above 4, run the files one at a time (--no-file-parallelism).
  */
 export function testProcessCount(): number {
   const count = Number(process.env.TEST_PROCESSES ?? 2);
