@@ -10,7 +10,7 @@ import { PATIENCE_MS } from '../helpers/patience.js';
 import { freePort, spawnServer, type ServerProcess } from '../helpers/processes.js';
 import { authorizeAt, startScriptableProvider, type ScriptableProvider } from '../helpers/scriptable-provider.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
-import { answered, LANDING, planes, runToEnd, signedInUser, signIn, type DrillEnv, type Planes } from './support.js';
+import { answered, LANDING, planes, runToEnd, signedInUser, signIn, startOrRefuse, type DrillEnv, type Planes } from './support.js';
 
 // The restore drill of docs/operations.md ("Backup and restore"): a database populated through the APIs is
 // dumped with pg_dump while its server serves, restored with pg_restore into a new database, and served
@@ -175,6 +175,11 @@ describe.skipIf(!TEST_DATABASE_URL)('a PostgreSQL backup restored with pg_dump a
     expect(after.at(-1)).toEqual(appended);
   });
 
+  it('keeps the audit log append-only: the restored trigger refuses to change an event', async () => {
+    const change = query(urlOf('restored'), `update audit_events set action = 'document.forged' where sequence = 1`);
+    await expect(change).rejects.toMatchObject({ code: '42501', message: 'audit events are append-only: UPDATE refused' });
+  });
+
   it('answers an idempotency key of before the backup with its stored event', async () => {
     const replay = await restored.server(env, 'POST', '/audit-events', appendedBefore.body, { 'idempotency-key': 'drill-2' });
     expect(replay.status).toBe(201);
@@ -195,8 +200,8 @@ describe.skipIf(!TEST_DATABASE_URL)('a PostgreSQL backup restored with pg_dump a
 
   it('refuses to start with another encryption key, saying which key does not open and what to do', async () => {
     const url = await restoreInto('other_key');
-    const started = await runToEnd(process.execPath, ['--import', 'tsx', 'src/main.ts'], { ...serverEnv(url, randomBytes(32).toString('base64')), PORT: String(await freePort()) });
-    expect(started.code).toBe(2);
+    const started = await startOrRefuse({ ...serverEnv(url, randomBytes(32).toString('base64')), PORT: String(await freePort()) });
+    expect(started).toMatchObject({ served: false, code: 2 });
     expect(started.stderr).toBe(`GATEHOUSE_ENCRYPTION_KEY does not open the secrets sealed in this database (signing key ${decodeProtectedHeader(user.jwt).kid} of `
       + `environment ${env.id}): they were sealed under another key. A restored backup needs the key of the database it was taken from. If that `
       + `key is lost, rotate each environment's signing key (npx gatehouse signing-keys rotate ${env.id}, with this key) and start again; `

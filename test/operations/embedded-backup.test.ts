@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, spawnServer, type ServerProcess } from '../helpers/processes.js';
-import { answered, planes, runToEnd, signedInUser, signIn, type DrillEnv } from './support.js';
+import { answered, planes, runToEnd, signedInUser, signIn, startOrRefuse, type DrillEnv } from './support.js';
 
 // The embedded database's backup of docs/operations.md ("Backup and restore"): the data directory of a
 // stopped server, archived with tar and unpacked elsewhere, is the whole service.
@@ -63,8 +63,8 @@ describe('an embedded data directory archived while its server is stopped, unpac
 
   it('refuses to start from a copy without its encryption.key, naming the key file that does not open its secrets', async () => {
     const dataDir = await unpack('without-key.tgz', 'keyless');
-    const started = await runToEnd(process.execPath, ['--import', 'tsx', 'src/main.ts'], { GATEHOUSE_DATA_DIR: dataDir, PORT: String(await freePort()) });
-    expect(started.code).toBe(2);
+    const started = await startOrRefuse({ GATEHOUSE_DATA_DIR: dataDir, PORT: String(await freePort()) });
+    expect(started).toMatchObject({ served: false, code: 2 });
     const keyFile = join(dataDir, 'encryption.key');
     expect(started.stderr).toContain(`Generated the encryption key of the embedded database's secrets (signing keys) in ${keyFile}`);
     expect(started.stderr).toMatch(new RegExp(`\\nThe encryption key in ${keyFile.replace(/[.]/g, '\\.')} does not open the secrets sealed in this database `

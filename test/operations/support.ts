@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -17,6 +17,26 @@ export interface DrillEnv { id: string; secretKey: string; frontendHost: string 
 export async function runToEnd(command: string, args: string[], env: Record<string, string> = {}) {
   return promisify(execFile)(command, args, { cwd: ROOT, env: { ...withoutGatehouseVariables(), ...env }, maxBuffer: 16 * 1024 * 1024 })
     .then(({ stdout, stderr }) => ({ code: 0, stdout, stderr }), (err: { code: number; stdout: string; stderr: string }) => err);
+}
+
+/**
+ * `npm start`'s server (src/main.ts) run until it exits by itself, or until it starts serving, which then
+ * ends it: a server expected to refuse to start fails the test at once instead of running on.
+ */
+export function startOrRefuse(env: Record<string, string>): Promise<{ code: number | null; served: boolean; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env: { ...withoutGatehouseVariables(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  let served = false;
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk; });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+    if (!served && stderr.includes('Gatehouse listening on')) {
+      served = true;
+      child.kill('SIGKILL');
+    }
+  });
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, served, stdout, stderr })));
 }
 
 /** The test runner's environment without what would change a server's or the CLI's behaviour. */
