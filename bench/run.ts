@@ -34,6 +34,7 @@ const registry: Record<string, () => Promise<Bench>> = {
   'hosted-pages': () => import('./hosted-pages.js'),
   dashboard: () => import('./dashboard.js'),
   webhooks: () => import('./webhooks.js'),
+  scaling: () => import('./scaling.js'),
 };
 
 function usage(): string {

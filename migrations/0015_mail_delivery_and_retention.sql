@@ -13,6 +13,8 @@ ALTER TABLE outbox_messages
   ADD COLUMN next_attempt_at timestamptz,
   ADD COLUMN last_error text,
   ADD COLUMN finished_at timestamptz;
+-- rolling-upgrade: offline: the version before inserts outbox rows without a status, which fails from here on
+-- (its requests that send mail answer 500), so its processes must be stopped before this migration runs.
 ALTER TABLE outbox_messages ALTER COLUMN status DROP DEFAULT;
 -- Claims take the due messages in order; the index holds only what is still to send.
 CREATE INDEX outbox_messages_due ON outbox_messages (next_attempt_at) WHERE status = 'pending';
@@ -47,6 +49,10 @@ BEGIN
   RAISE EXCEPTION 'audit events are append-only: % refused', TG_OP USING ERRCODE = 'insufficient_privilege';
 END
 $$;
+-- rolling-upgrade: it is created again just below, in this migration's one transaction, so no statement ever
+-- runs without it.
 DROP TRIGGER audit_events_append_only ON audit_events;
+-- rolling-upgrade: the trigger the previous version's writes met before, with a function that refuses all the old
+-- one did except a DELETE in a transaction that names a retention cut-off, which only this version's sweep does.
 CREATE TRIGGER audit_events_append_only BEFORE UPDATE OR DELETE ON audit_events
   FOR EACH ROW EXECUTE FUNCTION audit_events_refuse_change_but_retention();

@@ -29,6 +29,9 @@ CREATE TABLE email_addresses (
 -- The users table is only read (ACCESS SHARE): sign-ins and changes go on while this runs. A user that
 -- has a primary already is skipped, so the statement can run again after a rolling deploy, for users a
 -- process of the version before created meanwhile (the service also puts each right when it is next used).
+-- rolling-upgrade: the version before keeps writing users.email, which sign-in by the primary reads; a user it
+-- creates or changes meanwhile is put right when its addresses are next read (list in
+-- src/email-addresses/service.ts), and this statement skips users that have a primary, so it may run again.
 INSERT INTO email_addresses (environment_id, id, user_id, email, is_primary, verified_at, released_at, created_at)
 SELECT u.environment_id, u.id, u.id, u.email, true, u.email_verified_at,
   CASE WHEN u.status = 'deleted' THEN coalesce(u.deleted_at, u.updated_at) END, u.created_at

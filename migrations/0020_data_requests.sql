@@ -76,6 +76,9 @@ CREATE INDEX invitations_accepted_user ON invitations (environment_id, accepted_
 -- / 'gatehouse.audit_erasure_user', ..., true), only for an own-trail event (producer type gatehouse)
 -- naming that user, and only when it changes nothing but nulling those two columns. The customer's events
 -- (appended with a secret key) are never changed. Retention deletes pass as before.
+-- rolling-upgrade: the new branch lets an UPDATE through only in a transaction that names an erased user
+-- (gatehouse.audit_erasure_*), which only this version's erasure does; the previous version's statements meet
+-- the same refusals as before.
 CREATE OR REPLACE FUNCTION audit_events_refuse_change_but_retention() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   retained_environment uuid := nullif(current_setting('gatehouse.audit_retention_environment', true), '')::uuid;

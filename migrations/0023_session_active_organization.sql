@@ -5,6 +5,8 @@
 -- environment_id and user_id stay (PostgreSQL 15+).
 ALTER TABLE sessions ADD COLUMN active_organization_id uuid;
 -- NOT VALID skips the scan of existing rows, which are all NULL and so satisfy it; new rows are checked.
+-- rolling-upgrade: the previous version never writes active_organization_id (added above), so its rows keep NULL,
+-- which the key does not check, and without the scan the lock it takes is brief.
 ALTER TABLE sessions ADD CONSTRAINT sessions_active_membership
   FOREIGN KEY (environment_id, active_organization_id, user_id)
   REFERENCES organization_memberships (environment_id, organization_id, user_id)

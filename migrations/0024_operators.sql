@@ -2,6 +2,8 @@
 -- lockout, second factors and sessions are the end-users' very code. `reserved` names what such an environment
 -- is for ('operators'); customer environments have NULL. At most one environment per purpose.
 ALTER TABLE environments ADD COLUMN reserved text;
+-- rolling-upgrade: the previous version never writes reserved (added above), so none of its rows is in this
+-- partial index; environments is a small table, so the build holds its writes only briefly.
 CREATE UNIQUE INDEX environments_reserved ON environments (reserved) WHERE reserved IS NOT NULL;
 
 -- One-time links to set an operator's first password (`operators create` without --password). Only the

@@ -70,6 +70,9 @@ CREATE TABLE webhook_attempts (
 -- (seq), and not while one of them is in flight: "in order per endpoint where possible". The index
 -- holds the in-flight keyed jobs, which every claim reads.
 ALTER TABLE jobs ADD COLUMN ordering_key text;
+-- rolling-upgrade: the previous version's inserts name no seq, which the identity fills. The column rewrites jobs
+-- under an exclusive lock, but jobs holds only queued jobs and those finished in the last week, so claims and
+-- new jobs wait only moments.
 ALTER TABLE jobs ADD COLUMN seq bigint GENERATED ALWAYS AS IDENTITY;
 CREATE INDEX jobs_in_flight ON jobs (locked_until) INCLUDE (ordering_key) WHERE status = 'queued' AND ordering_key IS NOT NULL;
 
@@ -169,5 +172,9 @@ BEGIN
   RETURN NULL;
 END $$;
 
+-- rolling-upgrade: it writes only for environments with an enabled endpoint, which only this version's API
+-- creates, and then for the previous version's changes too, as it should. A worker of the previous version that
+-- claims a webhook.deliver job has no handler for it and puts it back for a retry (one of its 20 attempts): a
+-- delivery may be late, never lost.
 CREATE TRIGGER webhook_events_from_own_trail AFTER INSERT ON audit_events
   FOR EACH ROW EXECUTE FUNCTION webhook_events_from_own_trail();

@@ -4,7 +4,9 @@ import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
 import { parseEncryptionKey } from './platform/crypto/encryption.js';
 import { DEFAULT_MAIL_FROM } from './platform/mail/mailer.js';
+import type { DatabaseOptions } from './platform/db/database.js';
 import { STATEMENT_LIMITS } from './platform/db/pool.js';
+import { POOLERS, poolerBetween } from './platform/db/pooler.js';
 import { JOB_WORKER_DEFAULTS } from './platform/jobs/worker.js';
 import { HOUSEKEEPING_DEFAULTS, type Housekeeping } from './platform/maintenance.js';
 
@@ -15,6 +17,8 @@ const ConfigSchema = Type.Object({
   host: Type.String({ minLength: 1 }),
   dataDir: Type.String({ minLength: 1 }),
   databaseUrl: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  databaseDirectUrl: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  databasePooler: Type.Union(POOLERS.map((p) => Type.Literal(p))),
   adminToken: Type.Optional(Type.String({ minLength: 16 })),
   smtpUrl: Type.Optional(Type.String({ pattern: '^smtps?://' })),
   mailFrom: Type.String({ pattern: '@' }),
@@ -63,6 +67,10 @@ const VARIABLES: Record<Key, { name: string; rule: string; check?: (value: never
   host: { name: 'HOST', rule: 'must be a host name or address to listen on, such as localhost or 0.0.0.0' },
   dataDir: { name: 'GATEHOUSE_DATA_DIR', rule: 'must be a directory path' },
   databaseUrl: { name: 'DATABASE_URL', rule: 'must be a URL starting with postgres:// or postgresql://', check: URL.canParse, show: 'url' },
+  databaseDirectUrl: {
+    name: 'DATABASE_DIRECT_URL', rule: 'must be a URL starting with postgres:// or postgresql://, straight to the PostgreSQL that DATABASE_URL reaches', check: URL.canParse, show: 'url',
+  },
+  databasePooler: { name: 'DATABASE_POOLER', rule: 'must be transaction (DATABASE_URL leads to a pooler in transaction mode, such as PgBouncer) or none' },
   adminToken: { name: 'GATEHOUSE_ADMIN_TOKEN', rule: 'must be at least 16 characters long', show: 'hidden' },
   smtpUrl: { name: 'GATEHOUSE_SMTP_URL', rule: 'must be a URL starting with smtp:// or smtps://', check: URL.canParse, show: 'url' },
   mailFrom: { name: 'GATEHOUSE_MAIL_FROM', rule: 'must be a sender address, such as "Auth <auth@example.com>"' },
@@ -101,6 +109,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     host: env.HOST ?? 'localhost',
     dataDir: env.GATEHOUSE_DATA_DIR ?? './data',
     databaseUrl: env.DATABASE_URL || undefined,
+    databaseDirectUrl: env.DATABASE_DIRECT_URL || undefined,
+    databasePooler: env.DATABASE_POOLER || poolerBetween(env.DATABASE_URL ?? '', env.DATABASE_DIRECT_URL || undefined),
     adminToken: env.GATEHOUSE_ADMIN_TOKEN || undefined,
     smtpUrl: env.GATEHOUSE_SMTP_URL || undefined,
     mailFrom: env.GATEHOUSE_MAIL_FROM ?? DEFAULT_MAIL_FROM,
@@ -127,8 +137,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     const valid = Value.Check(ConfigSchema.properties[key], value) && (check?.(value as never) ?? true);
     return valid ? [] : [`  ${name}: ${rule} (${shown(key, env[name] ?? String(value), raw.trustedProxies)})`];
   });
+  lines.push(...databaseCombination(raw));
   if (lines.length > 0) throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   return Object.freeze(raw as Config);
+}
+
+/** The database variables that only make sense together. */
+function databaseCombination({ databaseUrl, databaseDirectUrl, databasePooler }: { databaseUrl?: string; databaseDirectUrl?: string; databasePooler: string }): string[] {
+  if (databaseDirectUrl && !databaseUrl) return ['  DATABASE_DIRECT_URL: needs DATABASE_URL (without it the embedded database serves, and has no URL)'];
+  if (databasePooler === 'transaction' && (!databaseDirectUrl || databaseDirectUrl === databaseUrl)) {
+    return ['  DATABASE_POOLER: transaction needs DATABASE_DIRECT_URL, a URL straight to PostgreSQL (LISTEN keeps one session, which a transaction pooler cannot)'];
+  }
+  return [];
 }
 
 /** What the operator typed (PORT=eighty, not NaN), without ever echoing a secret back. */
@@ -164,6 +184,14 @@ export function assertServerConfig(config: Config) {
       + '32 random bytes as 64 hex digits or base64 (openssl rand -base64 32)');
   }
 }
+
+/** openDatabase's options: PostgreSQL (through a pooler, with a direct URL beside it) with DATABASE_URL, else the embedded database. */
+export const databaseOf = (config: Config): DatabaseOptions => (config.databaseUrl
+  ? {
+    url: config.databaseUrl, directUrl: config.databaseDirectUrl, pooler: config.databasePooler,
+    limits: { statementTimeoutMs: config.statementTimeoutMs, lockTimeoutMs: config.lockTimeoutMs },
+  }
+  : { dataDir: config.dataDir });
 
 /** The housekeeping settings the app takes (AppOptions.housekeeping). */
 export const housekeepingOf = (config: Config): Housekeeping => ({

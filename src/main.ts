@@ -1,15 +1,16 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
-import { assertCanListen, assertServerConfig, ConfigError, housekeepingOf, listenFailure, loadConfig, type Config } from './config.js';
+import { assertCanListen, assertServerConfig, ConfigError, databaseOf, housekeepingOf, listenFailure, loadConfig, type Config } from './config.js';
 import { createEnvironmentsService } from './environments/service.js';
 import type { CreatedEnvironment } from './environments/schemas.js';
 import { systemCaller } from './platform/caller.js';
 import { systemClock } from './platform/clock.js';
 import { createSealer, resolveEncryptionKey } from './platform/crypto/encryption.js';
-import { createFirstSigningKey } from './session-tokens/service.js';
+import { createFirstSigningKey, signingKeyUnderAnotherKey } from './session-tokens/service.js';
 import { openDatabase, type Database, type Db } from './platform/db/database.js';
 import { DataDirLockedError, lockDataDir } from './platform/db/data-dir-lock.js';
 import { migrate } from './platform/db/migrate.js';
+import { serverStatementTimeoutMs } from './platform/db/pooler.js';
 import { serveMetrics } from './platform/http/metrics-server.js';
 import { createMetrics, type Metrics } from './platform/metrics.js';
 import { announceLocalServer, localAdminToken } from './platform/local-admin.js';
@@ -26,16 +27,31 @@ function encryptionKeyOf(config: Config): Buffer {
   return key;
 }
 
+/** Why the server will not start with this key, and what to do: the right key, or (lost) rotating each environment's signing key. */
+function wrongKeyMessage(config: Config, { environmentId, keyId }: { environmentId: string; keyId: string }) {
+  const source = config.encryptionKey ? 'GATEHOUSE_ENCRYPTION_KEY' : `The encryption key in ${join(config.dataDir, 'encryption.key')}`;
+  return `${source} does not open the secrets sealed in this database (signing key ${keyId} of environment ${environmentId}): `
+    + 'they were sealed under another key. A restored backup needs the key of the database it was taken from. If that key is lost, '
+    + `rotate each environment's signing key (npx gatehouse signing-keys rotate ${environmentId}, with this key) and start again; `
+    + 'see docs/operations.md, "The encryption key and signing keys".';
+}
+
 async function main() {
   const config = loadConfig();
   assertServerConfig(config);
   if (config.jobWorker !== 'only') await assertCanListen(config);
   const embedded = !config.databaseUrl;
   const unlockDataDir = embedded ? lockDataDir(config.dataDir) : () => {};
-  const limits = { statementTimeoutMs: config.statementTimeoutMs, lockTimeoutMs: config.lockTimeoutMs };
-  const database = await openDatabase(config.databaseUrl ? { url: config.databaseUrl, limits } : { dataDir: config.dataDir });
+  const database = await openDatabase(databaseOf(config));
   await migrate(database.db);
+  if (config.databasePooler === 'transaction') await assertStatementLimitBehindPooler(database.db);
   const encryptionKey = encryptionKeyOf(config);
+  const unreadable = await signingKeyUnderAnotherKey(database.db, createSealer(encryptionKey));
+  if (unreadable) {
+    await database.close();
+    unlockDataDir();
+    throw new ConfigError(wrongKeyMessage(config, unreadable));
+  }
   // On the embedded database, a developer's machine: the admin API is on with a token kept in the data directory.
   const adminToken = config.adminToken ?? (embedded ? localAdminToken(config.dataDir) : undefined);
 
@@ -103,6 +119,18 @@ async function runWorkerOnly(app: FastifyInstance, database: Database, metrics: 
   process.once('SIGINT', () => void shutdown());
   app.log.info({ storage: 'postgresql' }, 'Gatehouse job worker ready');
   process.stderr.write('Gatehouse job worker running (GATEHOUSE_JOB_WORKER=only): mail, webhooks and data requests from PostgreSQL (DATABASE_URL); no HTTP.\n');
+}
+
+/**
+ * Behind a transaction pooler a statement outside a transaction runs with the server connection's own
+ * statement timeout (each transaction sets ours, see limitEachTransaction). Without one such a statement
+ * could run forever: refuse to serve until the operator gives the role one (docs/operations.md).
+ */
+async function assertStatementLimitBehindPooler(db: Db) {
+  if (await serverStatementTimeoutMs(db) > 0) return;
+  throw new ConfigError('DATABASE_POOLER=transaction: statements through the pooler run without a statement timeout (statement_timeout is 0), '
+    + 'so one could run forever. Give the role one, as a superuser or as the role itself: ALTER ROLE <role> IN DATABASE <database> SET statement_timeout = \'5s\'; '
+    + "or set it in the pooler's connect_query. PgBouncer's server connections opened before keep their settings: RECONNECT on its admin console. See docs/operations.md, Behind PgBouncer.");
 }
 
 const isLoopback = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');

@@ -41,7 +41,8 @@ export interface LoadResult {
   durationSeconds: number;
 }
 
-function once(options: LoadOptions, durationSeconds: number) {
+/** Starts a load (requests/s capped at `overallRate` when given); `instance.stop()` ends it early. */
+export function startLoad(options: LoadOptions & { overallRate?: number }, durationSeconds = options.durationSeconds) {
   const { method, next } = options;
   const headers = { ...options.headers };
   if (method !== 'GET' && method !== 'DELETE') headers['content-type'] ??= 'application/json';
@@ -50,6 +51,7 @@ function once(options: LoadOptions, durationSeconds: number) {
     url: options.url,
     connections: options.connections,
     duration: durationSeconds,
+    ...(options.overallRate && { overallRate: options.overallRate }),
     timeout: 10,
     requests: [{
       method,
@@ -69,9 +71,9 @@ function once(options: LoadOptions, durationSeconds: number) {
 
 /** Runs autocannon against a listening server for a fixed duration. */
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
-  if (options.warmupSeconds && options.warmupSeconds > 0) await once(options, options.warmupSeconds).instance;
+  if (options.warmupSeconds && options.warmupSeconds > 0) await startLoad(options, options.warmupSeconds).instance;
   await options.beforeMeasure?.();
-  const { instance, statuses } = once(options, options.durationSeconds);
+  const { instance, statuses } = startLoad(options);
   const result = await instance;
   return {
     name: options.name,

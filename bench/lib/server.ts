@@ -54,15 +54,17 @@ export interface StartOptions {
   /** Extra node flags before the script, e.g. ['--cpu-prof'] (not allowed in NODE_OPTIONS). */
   nodeArgs?: string[];
   readyPath?: string;
+  /** Ready when the process prints a line matching this (a process with no HTTP, e.g. a job worker), instead of `readyPath`. */
+  readyLine?: RegExp;
   timeoutMs?: number;
 }
 
 /**
  * Starts a server script as a child process on a free port (PORT and HOST=127.0.0.1 are set) and waits
- * until `readyPath` answers 200. `node --import tsx` (not the tsx CLI) keeps it one process, so the pid
+ * until `readyPath` answers 200 (or it prints `readyLine`). `node --import tsx` (not the tsx CLI) keeps it one process, so the pid
  * we signal is the server itself.
  */
-export async function startServer({ name, script, env, nodeArgs = [], readyPath = '/readyz', timeoutMs = 30_000 }: StartOptions): Promise<RunningServer> {
+export async function startServer({ name, script, env, nodeArgs = [], readyPath = '/readyz', readyLine, timeoutMs = 30_000 }: StartOptions): Promise<RunningServer> {
   const port = await freePort();
   const entry = script === SERVICE_ENTRY ? productionStart() : ['--import', 'tsx', script];
   const child = track(spawn(process.execPath, [...nodeArgs, ...entry], {
@@ -88,14 +90,31 @@ export async function startServer({ name, script, env, nodeArgs = [], readyPath 
     if (child.exitCode !== null || child.signalCode !== null) {
       throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${server.output()}`);
     }
-    try {
-      const res = await fetch(url + readyPath, { signal: AbortSignal.timeout(1000) });
-      if (res.ok) return server;
-    } catch { /* not listening yet */ }
+    if (readyLine) {
+      if (lines.some((line) => readyLine.test(line))) return server;
+    } else {
+      try {
+        const res = await fetch(url + readyPath, { signal: AbortSignal.timeout(1000) });
+        if (res.ok) return server;
+      } catch { /* not listening yet */ }
+    }
     if (Date.now() > deadline) {
       await server.stop();
       throw new Error(`${name} was not ready on ${url}${readyPath} within ${timeoutMs} ms:\n${server.output()}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/**
+ * The service in `processes` processes behind one port (Node's cluster: bench/lib/cluster-primary.ts), as
+ * `npm start` runs each; answers the server (its pid the primary's) and the processes' pids.
+ */
+export async function startCluster(processes: number, env: Record<string, string>): Promise<RunningServer & { pids: number[] }> {
+  const server = await startServer({
+    name: `gatehouse x${processes}`, script: 'bench/lib/cluster-primary.ts', readyLine: /^cluster ready: /, timeoutMs: 60_000,
+    env: { ...env, BENCH_CLUSTER_PROCESSES: String(processes), BENCH_CLUSTER_EXEC: JSON.stringify(productionStart()) },
+  });
+  const ready = server.output().split('\n').find((line) => line.startsWith('cluster ready: '))!;
+  return { ...server, pids: ready.slice('cluster ready: '.length).split(',').map(Number) };
 }

@@ -1,4 +1,4 @@
-import { loadConfig, type Config } from '../config.js';
+import { databaseOf, loadConfig, type Config } from '../config.js';
 import { openDatabase, type Database } from '../platform/db/database.js';
 import { dataDirHolder, lockDataDir } from '../platform/db/data-dir-lock.js';
 import { migrate } from '../platform/db/migrate.js';
@@ -23,7 +23,7 @@ async function withDatabase<T>(config: Config, fn: (database: Database) => Promi
   try {
     const where = config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `the embedded database in ${config.dataDir} (created on first use)`;
     const database = await withProgress(`Opening ${where}...`, () =>
-      openDatabase(config.databaseUrl ? { url: config.databaseUrl } : { dataDir: config.dataDir }));
+      openDatabase(databaseOf(config)));
     try {
       const ran = await withProgress('Applying database migrations...', () => migrate(database.db));
       if (ran.length > 0) process.stderr.write(`Applied migrations: ${ran.join(', ')}\n`);

@@ -6,7 +6,7 @@ import { frontendUrl } from '../environments/origins.js';
 import type { EnvironmentsService } from '../environments/service.js';
 import type { Caller } from '../platform/caller.js';
 import type { Clock } from '../platform/clock.js';
-import type { Sealer } from '../platform/crypto/encryption.js';
+import { SealedSecretUnreadableError, type Sealer } from '../platform/crypto/encryption.js';
 import type { Db } from '../platform/db/database.js';
 import { localNotifications, type Notifications } from '../platform/db/notifications.js';
 import type { ClientEnvironment, SessionContext } from '../platform/http/planes.js';
@@ -59,6 +59,23 @@ function newKey(sealer: Sealer): NewSigningKey {
 /** The environment's first signing key, in the transaction that creates the environment. */
 export const createFirstSigningKey = (trx: Db, environmentId: string, sealer: Sealer, now: Date) =>
   createSigningKeysStore(trx).insertActive(environmentId, newKey(sealer), now);
+
+/**
+ * The newest signing key, when the encryption key does not open it: a server started with the wrong key
+ * (a backup restored with another one) is stopped before it serves, instead of failing every sign-in. The
+ * newest key tells, because after a lost key is replaced, rotating makes a key sealed under the new one.
+ */
+export async function signingKeyUnderAnotherKey(db: Db, sealer: Sealer): Promise<{ environmentId: string; keyId: string } | undefined> {
+  const newest = await createSigningKeysStore(db).findNewestSigning();
+  if (!newest) return undefined;
+  try {
+    sealer.open(newest.private_key_sealed);
+    return undefined;
+  } catch (err) {
+    if (err instanceof SealedSecretUnreadableError) return { environmentId: newest.environment_id, keyId: newest.id };
+    throw err;
+  }
+}
 
 /** The claims of the session's active organization: its id, the user's role key there, and its slug when it has one. */
 function organizationClaims(org: ActiveOrganization | null): JWTPayload {

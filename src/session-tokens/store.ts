@@ -37,5 +37,9 @@ export function createSigningKeysStore(db: Db) {
         .where('environment_id', '=', environmentId).where('id', '=', id).where('revoked_at', 'is', null)
         .returningAll().executeTakeFirst(),
     find: (environmentId: string, id: string) => keys(environmentId).where('id', '=', id).executeTakeFirst(),
+    /** Across environments (for the start-up check of the encryption key): the signing key made last, if any. */
+    findNewestSigning: () =>
+      db.selectFrom('signing_keys').selectAll().where('retired_at', 'is', null).where('revoked_at', 'is', null)
+        .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1).executeTakeFirst(),
   };
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/platform/db/database.js';
+import { databaseUrls } from '../helpers/database-urls.js';
 import { expectProblem } from '../helpers/problem.js';
 import { tcpProxy } from '../helpers/tcp-proxy.js';
 import { createEnvironment, throwawayApp, throwawayPglite, unreachablePostgres, type ThrowawayApp } from '../platform/support.js';
@@ -48,7 +49,7 @@ describe('audit append while the database is unavailable', () => {
 describe.skipIf(!process.env.TEST_DATABASE_URL)('audit append when PostgreSQL goes away (needs TEST_DATABASE_URL)', () => {
   it('answers 503 unavailable, not a hang, after the connection to a working database is cut', async () => {
     const proxy = await tcpProxy(new URL(process.env.TEST_DATABASE_URL!));
-    const broken = await throwawayApp(await openDatabase({ url: proxy.url, poolSize: 2 }));
+    const broken = await throwawayApp(await openDatabase({ ...databaseUrls(process.env.TEST_DATABASE_URL!, proxy.url), poolSize: 2 }));
     try {
       const env = await createEnvironment(broken.app, `cut-${randomUUID().slice(0, 8)}`);
       expect((await appendTo(broken.app, env.secretKey)).statusCode).toBe(201);

@@ -8,6 +8,7 @@ import pg from 'pg';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accessibilityProblems, hasChromium, launchChromium } from '../helpers/browser.js';
+import { directUrlOf } from '../helpers/database-urls.js';
 import { PATIENCE_MS } from '../helpers/patience.js';
 import { httpRequest, spawnServer, type ServerProcess } from '../helpers/processes.js';
 import { heading, watchedPage } from './dashboard-stage.js';
@@ -49,7 +50,7 @@ describe.skipIf(!hasChromium)('operators in the dashboard: created with the CLI,
     if (testDatabaseUrl) {
       const own = await ownPostgres(testDatabaseUrl);
       // On PostgreSQL the admin API (which the dashboard calls) is on only with a token.
-      database = { DATABASE_URL: own.url, GATEHOUSE_ENCRYPTION_KEY: ENCRYPTION_KEY, GATEHOUSE_ADMIN_TOKEN: ADMIN_TOKEN };
+      database = { DATABASE_URL: own.url, DATABASE_DIRECT_URL: directUrlOf(own.url), GATEHOUSE_ENCRYPTION_KEY: ENCRYPTION_KEY, GATEHOUSE_ADMIN_TOKEN: ADMIN_TOKEN };
       cleanUp = own.drop;
     } else {
       // The embedded database: the admin API is always on, and the CLI goes through the server holding it.
@@ -74,7 +75,7 @@ describe.skipIf(!hasChromium)('operators in the dashboard: created with the CLI,
    */
   async function gatehouse(...args: string[]) {
     const env = {
-      ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(GATEHOUSE_|DATABASE_URL$|TEST_DATABASE_URL$|PORT$)/.test(k))),
+      ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(GATEHOUSE_|DATABASE_URL$|DATABASE_DIRECT_URL$|DATABASE_POOLER$|TEST_DATABASE_URL$|PORT$)/.test(k))),
       ...database, DATABASE_URL: database.DATABASE_URL ?? '', GATEHOUSE_BASE_URL: base, PORT: String(server.port),
     };
     return run('node', ['bin/gatehouse.js', ...args], { env });

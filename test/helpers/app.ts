@@ -8,6 +8,7 @@ import { buildApp, type AppOptions } from '../../src/app.js';
 import { createTestClock, type TestClock } from '../../src/platform/clock.js';
 import { openDatabase, type Database, type Db, type StatementLimits } from '../../src/platform/db/database.js';
 import { migrate } from '../../src/platform/db/migrate.js';
+import { databaseUrls } from './database-urls.js';
 import { createGiven, type Given } from './given.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
@@ -43,8 +44,9 @@ export interface TestApp {
 }
 
 /**
- * Opens the suite's database: PostgreSQL when TEST_DATABASE_URL is set, else a fresh in-memory PGlite
- * started from the run's migrated image (test/helpers/global-setup.ts).
+ * Opens the suite's database: PostgreSQL when TEST_DATABASE_URL is set (through PgBouncer under
+ * TEST_PGBOUNCER=1, see database-urls.ts), else a fresh in-memory PGlite started from the run's migrated
+ * image (test/helpers/global-setup.ts).
  `poolSize` sets PostgreSQL's pool (5 by default), `limits` its statement and lock timeouts. With `own`, a file that sweeps or sends every environment's rows (housekeeping, the mail worker) gets
  * a PostgreSQL database of its own, created here and dropped on close, so it never touches another
  * file's rows on the shared one (PGlite is always the file's own).
@@ -52,7 +54,7 @@ export interface TestApp {
 export async function openTestDatabase(options: { own?: boolean; poolSize?: number; limits?: StatementLimits } = {}): Promise<Database> {
   const url = process.env.TEST_DATABASE_URL;
   if (url && options.own) return openOwnDatabase(url);
-  const database = await openDatabase(url ? { url, poolSize: options.poolSize ?? 5, limits: options.limits } : await inMemoryDatabase());
+  const database = await openDatabase(url ? { ...databaseUrls(url), poolSize: options.poolSize ?? 5, limits: options.limits } : await inMemoryDatabase());
   await migrate(database.db);
   return database;
 }
@@ -69,7 +71,7 @@ async function openOwnDatabase(testDatabaseUrl: string): Promise<Database> {
   } finally {
     await admin.end();
   }
-  const database = await openDatabase({ url: Object.assign(new URL(testDatabaseUrl), { pathname: `/${name}` }).toString(), poolSize: 5 });
+  const database = await openDatabase({ ...databaseUrls(Object.assign(new URL(testDatabaseUrl), { pathname: `/${name}` }).toString()), poolSize: 5 });
   await migrate(database.db);
   return {
     ...database,
@@ -103,11 +105,11 @@ function caller(app: FastifyInstance, prefix: string, headers: Record<string, st
 }
 
 /**
- * The app over a fresh test database (see openTestDatabase for `ownDatabase`). `plugin` sees every
- * statement the app runs (to count round trips); the test's own `t.db` goes around it.
+ * The app over a fresh test database (see openTestDatabase for `ownDatabase`), or over `database` (migrated,
+ * closed with the app). `plugin` sees every statement the app runs (to count round trips); the test's own `t.db` goes around it.
  */
-export async function startTestApp(options: Partial<AppOptions> = {}, { ownDatabase = false, plugin, poolSize, limits }: { ownDatabase?: boolean; plugin?: KyselyPlugin; poolSize?: number; limits?: StatementLimits } = {}): Promise<TestApp> {
-  const database = await openTestDatabase({ own: ownDatabase, poolSize, limits });
+export async function startTestApp(options: Partial<AppOptions> = {}, { ownDatabase = false, plugin, poolSize, limits, database: given }: { ownDatabase?: boolean; plugin?: KyselyPlugin; poolSize?: number; limits?: StatementLimits; database?: Database } = {}): Promise<TestApp> {
+  const database = given ?? await openTestDatabase({ own: ownDatabase, poolSize, limits });
   const clock = createTestClock();
   const app = await buildApp({ db: plugin ? database.db.withPlugin(plugin) : database.db, notifications: database.notifications, poolStats: database.poolStats, clock, publicPort: TEST_PORT, adminToken: ADMIN_TOKEN, logLevel: process.env.TEST_LOG_LEVEL ?? 'silent', encryptionKey: TEST_ENCRYPTION_KEY, ...options });
   await app.ready();

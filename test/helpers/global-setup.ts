@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { dumpImage } from '../../src/platform/db/pglite.js';
+import { PATIENCE_MS } from './patience.js';
+import { startPgBouncer } from './pgbouncer.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -20,5 +22,29 @@ export async function setup(project: TestProject) {
   const path = join(dir, 'migrated.tar');
   await writeFile(path, Buffer.from(await (await dumpImage()).arrayBuffer()));
   project.provide('pgliteImagePath', path);
-  return () => rm(dir, { recursive: true, force: true });
+  const stopPooler = await poolTheTestDatabase();
+  return async () => {
+    await stopPooler?.();
+    await rm(dir, { recursive: true, force: true });
+  };
+}
+
+/**
+ * TEST_PGBOUNCER=1 (with TEST_DATABASE_URL): the whole suite through one PgBouncer in transaction mode.
+ * The test workers start after this and inherit the environment, so every file, and every server process
+ * a file starts, reaches PostgreSQL through the pooler (TEST_DATABASE_URL), and LISTEN straight
+ * (TEST_DATABASE_DIRECT_URL, see database-urls.ts).
+ */
+async function poolTheTestDatabase(): Promise<(() => Promise<void>) | undefined> {
+  if (process.env.TEST_PGBOUNCER !== '1') return undefined;
+  const direct = process.env.TEST_DATABASE_URL;
+  if (!direct) throw new Error('TEST_PGBOUNCER=1 needs TEST_DATABASE_URL: the PostgreSQL that PgBouncer stands in front of');
+  // Gatehouse's transactions set their own limits; statements outside one get the server session's, here
+  // only a statement timeout (Gatehouse refuses to start without one), and one long enough that the tests'
+  // own clients (a database dropped on a busy machine, a lock held while a test looks) never meet it.
+  const bouncer = await startPgBouncer(direct, { serverSettings: { statement_timeout: PATIENCE_MS } });
+  process.env.TEST_DATABASE_DIRECT_URL = direct;
+  process.env.TEST_DATABASE_URL = bouncer.pooled(direct);
+  process.env.TEST_PGBOUNCER_ADMIN_URL = bouncer.adminUrl;
+  return bouncer.stop;
 }

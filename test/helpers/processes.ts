@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { directUrlOf, underPgBouncer } from './database-urls.js';
 import { PATIENCE_MS } from './patience.js';
 
 /** Real server processes for tests that need more than app.inject: several processes, signals, stdout. */
@@ -45,11 +46,15 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals) {
   try { process.kill(-child.pid!, signal); } catch { /* already gone */ }
 }
 
-/** Variables of the test runner that would change the server's behaviour are dropped; `env` is added on top. */
+/**
+ * Variables of the test runner that would change the server's behaviour are dropped; `env` is added on top.
+ * A server given a DATABASE_URL through the suite's PgBouncer (TEST_PGBOUNCER) gets its DATABASE_DIRECT_URL too.
+ */
 function serverEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) =>
-    !/^(GATEHOUSE_|DATABASE_URL$|PORT$|HOST$|LOG_LEVEL$|TEST_DATABASE_URL$)/.test(k)));
-  return { ...base, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env };
+    !/^(GATEHOUSE_|DATABASE_URL$|DATABASE_DIRECT_URL$|DATABASE_POOLER$|PORT$|HOST$|LOG_LEVEL$|TEST_DATABASE_URL$)/.test(k)));
+  const direct = env.DATABASE_URL && !env.DATABASE_DIRECT_URL && underPgBouncer() ? { DATABASE_DIRECT_URL: directUrlOf(env.DATABASE_URL) } : {};
+  return { ...base, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...direct, ...env };
 }
 
 /**

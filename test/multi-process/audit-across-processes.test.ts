@@ -1,16 +1,13 @@
-import { PAIR_ENCRYPTION_KEY } from '../helpers/server-pair.js';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { httpRequest, spawnServer, type HttpResponse, type ServerProcess } from '../helpers/processes.js';
+import { spawnServer, type HttpResponse, type ServerProcess } from '../helpers/processes.js';
+import { startServerPair, type PairEnv as Env, type ServerPair } from '../helpers/server-pair.js';
 
-// Two real server processes share one PostgreSQL database (PGlite is one process's file, so this file
-// only runs with TEST_DATABASE_URL). It creates (and drops) a database of its own on that server.
+// Real server processes share one PostgreSQL database (PGlite is one process's file, so this file only
+// runs with TEST_DATABASE_URL). The pair creates (and drops) a database of its own on that server.
 const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
-const ADMIN_TOKEN = 'multi-process-admin-token-0123456789';
-
-interface Env { id: string; secretKey: string }
 
 const eventBody = (i = 0) => ({
   action: 'document.shared', result: 'success', schemaVersion: 1, occurredAt: new Date().toISOString(),
@@ -31,46 +28,24 @@ async function pooled<T>(count: number, concurrency: number, task: (i: number) =
 }
 
 describe.skipIf(!TEST_DATABASE_URL)('audit appends from several server processes on one PostgreSQL (needs TEST_DATABASE_URL)', () => {
-  const databaseName = `gatehouse_mp_${randomBytes(6).toString('hex')}`;
-  const databaseUrl = TEST_DATABASE_URL && Object.assign(new URL(TEST_DATABASE_URL), { pathname: `/${databaseName}` }).toString();
-  const serverEnv = { DATABASE_URL: databaseUrl!, GATEHOUSE_ADMIN_TOKEN: ADMIN_TOKEN, GATEHOUSE_ENCRYPTION_KEY: PAIR_ENCRYPTION_KEY };
-  let maintenance: pg.Client;
+  let pair: ServerPair;
   let direct: pg.Client;
-  let a: ServerProcess;
-  let b: ServerProcess;
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 
   beforeAll(async () => {
-    maintenance = new pg.Client({ connectionString: TEST_DATABASE_URL });
-    await maintenance.connect();
-    await maintenance.query(`create database ${databaseName}`);
-    const [first, second] = await Promise.allSettled([spawnServer({ env: serverEnv }), spawnServer({ env: serverEnv })]);
-    if (first.status === 'fulfilled') a = first.value;
-    if (second.status === 'fulfilled') b = second.value;
-    for (const s of [first, second]) if (s.status === 'rejected') throw s.reason;
-    direct = new pg.Client({ connectionString: databaseUrl });
+    pair = await startServerPair(TEST_DATABASE_URL!);
+    direct = new pg.Client({ connectionString: pair.databaseUrl });
     await direct.connect();
   });
 
   afterAll(async () => {
     agent.destroy();
     await direct?.end();
-    await Promise.all([a?.stop(), b?.stop()]);
-    await maintenance?.query(`drop database if exists ${databaseName} with (force)`);
-    await maintenance?.end();
+    await pair?.stop();
   });
 
-  async function environment(): Promise<Env> {
-    const res = await httpRequest(a.port, {
-      method: 'POST', path: '/api/admin/v1/environments', headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
-      body: { name: `audit-mp-${randomBytes(4).toString('hex')}` },
-    });
-    expect(res.status).toBe(201);
-    return res.json();
-  }
-
   const appendTo = (server: ServerProcess, env: Env, key: string, body: unknown, keepAlive = true): Promise<HttpResponse> =>
-    httpRequest(server.port, {
+    pair.call(server, {
       method: 'POST', path: '/api/server/v1/audit-events', body, agent: keepAlive ? agent : false,
       headers: { authorization: `Bearer ${env.secretKey}`, 'idempotency-key': key },
     });
@@ -90,10 +65,10 @@ describe.skipIf(!TEST_DATABASE_URL)('audit appends from several server processes
     if (left < needed) await new Promise((resolve) => setTimeout(resolve, left * 1000 + 200));
   }
 
-  it('stores exactly one event for 50 concurrent identical appends spread over both processes', async () => {
-    const env = await environment();
+  it('stores exactly one event for 50 concurrent identical appends spread over every process', async () => {
+    const env = await pair.environment();
     const body = eventBody();
-    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => appendTo(i % 2 === 0 ? a : b, env, 'the-one-key', body)));
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => appendTo(pair.roundRobin(i), env, 'the-one-key', body)));
 
     expect(results.map((r) => r.status)).toEqual(Array(50).fill(201));
     const ids = new Set(results.map((r) => r.json().id));
@@ -103,12 +78,12 @@ describe.skipIf(!TEST_DATABASE_URL)('audit appends from several server processes
     expect(stored.map((e) => e.id)).toEqual([...ids]);
   });
 
-  it('accepts exactly 600 of 700 appends sent within one UTC minute from both processes', async () => {
-    const env = await environment();
+  it('accepts exactly 600 of 700 appends sent within one UTC minute spread over every process', async () => {
+    const env = await pair.environment();
     await freshMinuteIfNeeded(20);
     const minute = Math.floor(Date.now() / 60_000);
 
-    const results = await pooled(700, 40, (i) => appendTo(i % 2 === 0 ? a : b, env, randomUUID(), eventBody(i)));
+    const results = await pooled(700, 40, (i) => appendTo(pair.roundRobin(i), env, randomUUID(), eventBody(i)));
 
     expect(Math.floor(Date.now() / 60_000), 'the burst must fit in one UTC minute').toBe(minute);
     const statuses = results.reduce<Record<number, number>>((acc, r) => ({ ...acc, [r.status]: (acc[r.status] ?? 0) + 1 }), {});
@@ -121,9 +96,9 @@ describe.skipIf(!TEST_DATABASE_URL)('audit appends from several server processes
   });
 
   it('loses no acknowledged append when a process is SIGKILLed mid-stream, and retries store each event exactly once', async () => {
-    const env = await environment();
+    const env = await pair.environment();
     await freshMinuteIfNeeded(30);
-    const victim = await spawnServer({ env: serverEnv });
+    const victim = await spawnServer({ env: pair.serverEnv });
     const keys = Array.from({ length: 300 }, () => randomUUID());
     const bodies = keys.map((_, i) => eventBody(i));
     const acknowledged = new Map<string, string>(); // key -> event id
@@ -150,10 +125,10 @@ describe.skipIf(!TEST_DATABASE_URL)('audit appends from several server processes
     const afterKill = new Map((await storedEvents(env)).map((e) => [e.key, e.id]));
     for (const [key, id] of acknowledged) expect(afterKill.get(key)).toBe(id);
 
-    // The client retries everything it has no answer for, with the same keys and bodies, on a live process.
+    // The client retries everything it has no answer for, with the same keys and bodies, on the live processes.
     const unanswered = keys.filter((key) => !acknowledged.has(key));
     expect(unanswered.length).toBeGreaterThan(0);
-    const retries = await pooled(unanswered.length, 16, (j) => appendTo(a, env, unanswered[j], bodies[keys.indexOf(unanswered[j])]));
+    const retries = await pooled(unanswered.length, 16, (j) => appendTo(pair.roundRobin(j), env, unanswered[j], bodies[keys.indexOf(unanswered[j])]));
     expect(retries.map((r) => r.status)).toEqual(Array(unanswered.length).fill(201));
     // Requests the kill interrupted after their commit come back as replays of the stored event.
     for (const [j, res] of retries.entries()) {

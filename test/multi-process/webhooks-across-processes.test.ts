@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createSealer } from '../../src/platform/crypto/encryption.js';
 import { PATIENCE_MS } from '../helpers/patience.js';
 import { spawnServer, type ServerProcess } from '../helpers/processes.js';
-import { PAIR_ADMIN_TOKEN, PAIR_ENCRYPTION_KEY, startServerPair, type PairEnv, type ServerPair } from '../helpers/server-pair.js';
+import { PAIR_ENCRYPTION_KEY, startServerPair, type PairEnv, type ServerPair } from '../helpers/server-pair.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { newSecret, signedWith } from '../webhooks/given-endpoint.js';
 
@@ -12,7 +12,7 @@ const USERS = 40;
 const LEASE_SECONDS = 2;
 const PAIR_ENV = { GATEHOUSE_WEBHOOK_PRIVATE_TARGETS: 'allow' };
 
-describe.skipIf(!TEST_DATABASE_URL)('webhooks with two server processes on one PostgreSQL (needs TEST_DATABASE_URL)', () => {
+describe.skipIf(!TEST_DATABASE_URL)('webhooks with several server processes on one PostgreSQL (needs TEST_DATABASE_URL)', () => {
   let receiver: WebhookReceiver;
   let pair: ServerPair;
   let db: pg.Client;
@@ -41,10 +41,10 @@ describe.skipIf(!TEST_DATABASE_URL)('webhooks with two server processes on one P
   const deliveries = async (env: PairEnv) =>
     (await db.query(`select status, attempts from webhook_deliveries where environment_id = $1`, [env.id])).rows;
 
-  it('delivers each event once while both processes race for the deliveries', async () => {
+  it('delivers each event once while every process races for the deliveries', async () => {
     const env = await pair.environment();
     const { secret } = await endpoint(env, 'raced');
-    await Promise.all(Array.from({ length: USERS }, (_, i) => pair.serverApi(i % 2 ? pair.a : pair.b, env, 'POST', '/users', { email: `raced-${i}@example.com` })));
+    await Promise.all(Array.from({ length: USERS }, (_, i) => pair.serverApi(pair.roundRobin(i), env, 'POST', '/users', { email: `raced-${i}@example.com` })));
 
     await vi.waitFor(async () => expect(await deliveries(env)).toEqual(Array(USERS).fill({ status: 'succeeded', attempts: 1 })), { timeout: PATIENCE_MS, interval: 50 });
     const received = (await receiver.received()).filter((r) => r.path === '/raced');
@@ -56,14 +56,13 @@ describe.skipIf(!TEST_DATABASE_URL)('webhooks with two server processes on one P
   it('leaves delivery to a separate worker process when the API process runs with GATEHOUSE_JOB_WORKER=off', async () => {
     const env = await pair.environment();
     await endpoint(env, 'worker');
-    const serverEnv = { DATABASE_URL: pair.databaseUrl, GATEHOUSE_ADMIN_TOKEN: PAIR_ADMIN_TOKEN, GATEHOUSE_ENCRYPTION_KEY: PAIR_ENCRYPTION_KEY, ...PAIR_ENV };
-    const api = await spawnServer({ env: { ...serverEnv, GATEHOUSE_JOB_WORKER: 'off' } });
+    const api = await spawnServer({ env: { ...pair.serverEnv, GATEHOUSE_JOB_WORKER: 'off' } });
     extra.push(api);
-    await Promise.all([pair.a.stop(), pair.b.stop()]);
+    await Promise.all(pair.servers.map((s) => s.stop()));
     await pair.serverApi(api, env, 'POST', '/users', { email: 'worker@example.com' });
     expect(await deliveries(env)).toEqual([{ status: 'pending', attempts: 0 }]);
 
-    const worker = await spawnServer({ env: { ...serverEnv, GATEHOUSE_JOB_WORKER: 'only' }, workerOnly: true });
+    const worker = await spawnServer({ env: { ...pair.serverEnv, GATEHOUSE_JOB_WORKER: 'only' }, workerOnly: true });
     extra.push(worker);
     await vi.waitFor(async () => expect(await deliveries(env)).toEqual([{ status: 'succeeded', attempts: 1 }]), { timeout: PATIENCE_MS, interval: 50 });
     expect((await pair.call(api, { path: '/metrics' })).body).not.toMatch(/^gatehouse_webhook_deliveries_total\{/m);
@@ -72,8 +71,8 @@ describe.skipIf(!TEST_DATABASE_URL)('webhooks with two server processes on one P
 
   it('loses no event when the process sending it is killed mid-delivery: a restarted process sends it again under the same webhook-id', async () => {
     // One process with a short lease holds the attempt (the pair's 60 s lease would make the restart wait).
-    await Promise.all([pair.a.stop(), pair.b.stop(), ...extra.map((s) => s.stop())]);
-    const serverEnv = { DATABASE_URL: pair.databaseUrl, GATEHOUSE_ADMIN_TOKEN: PAIR_ADMIN_TOKEN, GATEHOUSE_ENCRYPTION_KEY: PAIR_ENCRYPTION_KEY, ...PAIR_ENV, GATEHOUSE_JOB_LEASE_SECONDS: String(LEASE_SECONDS) };
+    await Promise.all([...pair.servers, ...extra].map((s) => s.stop()));
+    const serverEnv = { ...pair.serverEnv, GATEHOUSE_JOB_LEASE_SECONDS: String(LEASE_SECONDS) };
     const doomed = await spawnServer({ env: serverEnv });
     extra.push(doomed);
     const env: PairEnv = (await pair.admin(doomed, 'POST', '/environments', { name: 'killed-mid-delivery' })).json();

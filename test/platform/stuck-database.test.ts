@@ -2,6 +2,7 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/platform/db/database.js';
 import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
+import { databaseUrls } from '../helpers/database-urls.js';
 import { untilBlockedBy } from '../helpers/patience.js';
 import { expectProblem } from '../helpers/problem.js';
 import { tcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
@@ -81,7 +82,7 @@ describe.skipIf(!TEST_DATABASE_URL)('a stuck database (PostgreSQL)', () => {
     let app: ThrowawayApp;
     beforeAll(async () => {
       proxy = await tcpProxy(new URL(TEST_DATABASE_URL!));
-      app = await throwawayApp(await openDatabase({ url: proxy.url, poolSize: 3, limits: { statementTimeoutMs: 1000, lockTimeoutMs: 1000 } }));
+      app = await throwawayApp(await openDatabase({ ...databaseUrls(TEST_DATABASE_URL!, proxy.url), poolSize: 3, limits: { statementTimeoutMs: 1000, lockTimeoutMs: 1000 } }));
     });
     afterAll(async () => { await proxy.cut(); await app.close(); });
     afterEach(() => proxy.heal());
@@ -104,13 +105,13 @@ describe.skipIf(!TEST_DATABASE_URL)('a stuck database (PostgreSQL)', () => {
     });
   });
 
-  it('answers 503 with Retry-After, never 500, when PostgreSQL has no connection slot left (53300)', async () => {
+  it('answers 503 with Retry-After, never 500, when PostgreSQL has no connection slot left (53300; 08P01 through PgBouncer)', async () => {
     const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
     await admin.connect();
     const role = `gatehouse_full_${process.pid}`;
     await admin.query(`create role ${role} login connection limit 0`);
     const url = Object.assign(new URL(TEST_DATABASE_URL!), { username: role, password: '' }).toString();
-    const full = await throwawayApp(await openDatabase({ url, poolSize: 2 }), { migrate: false });
+    const full = await throwawayApp(await openDatabase({ ...databaseUrls(url), poolSize: 2 }), { migrate: false });
     try {
       const answers = await Promise.all(Array.from({ length: 6 }, () =>
         full.app.inject({ method: 'GET', url: '/api/server/v1/users', headers: { authorization: 'Bearer sk_anything' } })));

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, housekeepingOf, loadConfig } from '../../src/config.js';
+import { ConfigError, databaseOf, housekeepingOf, loadConfig } from '../../src/config.js';
 
 function configError(env: NodeJS.ProcessEnv): string {
   try {
@@ -20,7 +20,7 @@ function configError(env: NodeJS.ProcessEnv): string {
 describe('configuration from environment variables', () => {
   it('uses the documented defaults when nothing is set', () => {
     expect(loadConfig({})).toEqual({
-      port: 3000, host: 'localhost', dataDir: './data', databaseUrl: undefined, adminToken: undefined, smtpUrl: undefined,
+      port: 3000, host: 'localhost', dataDir: './data', databaseUrl: undefined, databaseDirectUrl: undefined, databasePooler: 'none', adminToken: undefined, smtpUrl: undefined,
       mailFrom: 'Gatehouse <no-reply@gatehouse.localhost>', trustedProxies: [], logLevel: 'info',
       housekeepingIntervalSeconds: 600, retentionSessionsDays: 30, retentionOutboxDays: 7, statementTimeoutMs: 5000, lockTimeoutMs: 2000,
       jobLeaseSeconds: 60, webhookPrivateTargets: 'allow', jobWorker: 'on',
@@ -113,6 +113,30 @@ describe('configuration from environment variables', () => {
     ]);
     expect(configError({ GATEHOUSE_RETENTION_SESSIONS_DAYS: '3651' })).toContain('GATEHOUSE_RETENTION_SESSIONS_DAYS: must be a whole number of days from 1 to 3650 (got "3651")');
     expect(configError({ GATEHOUSE_RETENTION_OUTBOX_DAYS: '' })).toContain('GATEHOUSE_RETENTION_OUTBOX_DAYS: must be a whole number of days from 1 to 3650 (got "")');
+  });
+
+  it('takes DATABASE_DIRECT_URL as a transaction pooler in front of DATABASE_URL unless DATABASE_POOLER says otherwise, and gives openDatabase both', () => {
+    const [pooled, direct] = ['postgres://gatehouse@pgbouncer:6432/gatehouse', 'postgres://gatehouse@db:5432/gatehouse'];
+    expect(loadConfig({ DATABASE_URL: pooled })).toMatchObject({ databaseDirectUrl: undefined, databasePooler: 'none' });
+    expect(loadConfig({ DATABASE_URL: pooled, DATABASE_DIRECT_URL: pooled })).toMatchObject({ databasePooler: 'none' });
+    const behind = loadConfig({ DATABASE_URL: pooled, DATABASE_DIRECT_URL: direct, GATEHOUSE_DB_STATEMENT_TIMEOUT_MS: '3000' });
+    expect(behind).toMatchObject({ databaseUrl: pooled, databaseDirectUrl: direct, databasePooler: 'transaction' });
+    expect(databaseOf(behind)).toEqual({ url: pooled, directUrl: direct, pooler: 'transaction', limits: { statementTimeoutMs: 3000, lockTimeoutMs: 2000 } });
+    expect(loadConfig({ DATABASE_URL: pooled, DATABASE_DIRECT_URL: direct, DATABASE_POOLER: 'none' })).toMatchObject({ databasePooler: 'none' });
+    expect(databaseOf(loadConfig({ GATEHOUSE_DATA_DIR: '/var/lib/gatehouse' }))).toEqual({ dataDir: '/var/lib/gatehouse' });
+  });
+
+  it('refuses a transaction pooler without a direct URL, a direct URL without DATABASE_URL, and an unknown pooler, masking passwords', () => {
+    expect(configError({ DATABASE_URL: 'postgres://db/gatehouse', DATABASE_POOLER: 'transaction' }).split('\n').slice(1)).toEqual([
+      '  DATABASE_POOLER: transaction needs DATABASE_DIRECT_URL, a URL straight to PostgreSQL (LISTEN keeps one session, which a transaction pooler cannot)',
+    ]);
+    expect(configError({ DATABASE_DIRECT_URL: 'postgres://db/gatehouse' }).split('\n').slice(1)).toEqual([
+      '  DATABASE_DIRECT_URL: needs DATABASE_URL (without it the embedded database serves, and has no URL)',
+    ]);
+    expect(configError({ DATABASE_URL: 'postgres://db/gatehouse', DATABASE_DIRECT_URL: 'mysql://gatehouse:db-pass@db/gatehouse', DATABASE_POOLER: 'session' }).split('\n').slice(1)).toEqual([
+      '  DATABASE_DIRECT_URL: must be a URL starting with postgres:// or postgresql://, straight to the PostgreSQL that DATABASE_URL reaches (got "mysql://gatehouse:***@db/gatehouse")',
+      '  DATABASE_POOLER: must be transaction (DATABASE_URL leads to a pooler in transaction mode, such as PgBouncer) or none (got "session")',
+    ]);
   });
 
   it('refuses a URL that only starts like one', () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { assertServerConfig, ConfigError, loadConfig } from '../../src/config.js';
-import { createSealer, dataDirEncryptionKey, parseEncryptionKey } from '../../src/platform/crypto/encryption.js';
+import { createSealer, dataDirEncryptionKey, parseEncryptionKey, SealedSecretUnreadableError } from '../../src/platform/crypto/encryption.js';
 
 describe('sealing secrets at rest (AES-256-GCM)', () => {
   const key = randomBytes(32);
@@ -16,12 +16,15 @@ describe('sealing secrets at rest (AES-256-GCM)', () => {
     expect(sealer.open(a).toString()).toBe('private key');
   });
 
-  it('refuses a tampered value and another key', () => {
+  it('refuses a tampered value and another key with an error that says the key is not the one that sealed it', () => {
     const sealed = createSealer(key).seal(Buffer.from('private key'));
     const tampered = Buffer.from(sealed);
     tampered[tampered.length - 1]! ^= 1;
-    expect(() => createSealer(key).open(tampered)).toThrow();
-    expect(() => createSealer(randomBytes(32)).open(sealed)).toThrow();
+    expect(() => createSealer(key).open(tampered)).toThrow(SealedSecretUnreadableError);
+    expect(() => createSealer(randomBytes(32)).open(sealed)).toThrow(SealedSecretUnreadableError);
+    expect(() => createSealer(randomBytes(32)).open(sealed)).toThrow(
+      'A secret sealed in the database does not open with this encryption key (GATEHOUSE_ENCRYPTION_KEY, or the embedded database\'s '
+      + 'encryption.key): it was sealed under another key, or altered. See docs/operations.md, "The encryption key and signing keys".');
   });
 
   it('reads a key as 64 hex digits, base64 or base64url, and nothing shorter or longer', () => {

@@ -1,7 +1,22 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { dataDirSecret } from '../data-dir-secret.js';
 
-/** Encrypts secrets kept in the database (signing keys) under the operator's key: AES-256-GCM. */
+/**
+ * A sealed secret that does not open under this process's key: it was sealed under another one (a backup
+ * restored with the wrong key, a lost key replaced) or altered. The message says so, for the log.
+ */
+export class SealedSecretUnreadableError extends Error {
+  constructor() {
+    super('A secret sealed in the database does not open with this encryption key (GATEHOUSE_ENCRYPTION_KEY, or the embedded '
+      + 'database\'s encryption.key): it was sealed under another key, or altered. See docs/operations.md, "The encryption key and signing keys".');
+    this.name = 'SealedSecretUnreadableError';
+  }
+}
+
+/**
+ * Encrypts secrets kept in the database (signing keys, external providers' client secrets, webhook secrets,
+ * TOTP secrets) under the operator's key: AES-256-GCM.
+ */
 export interface Sealer {
   seal(plain: Buffer): Buffer;
   open(sealed: Buffer): Buffer;
@@ -28,7 +43,13 @@ export function createSealer(key: Buffer): Sealer {
       const tag = bytes.subarray(1 + IV_BYTES, 1 + IV_BYTES + TAG_BYTES);
       const decipher = createDecipheriv('aes-256-gcm', key, iv);
       decipher.setAuthTag(tag);
-      return Buffer.concat([decipher.update(bytes.subarray(1 + IV_BYTES + TAG_BYTES)), decipher.final()]);
+      const body = decipher.update(bytes.subarray(1 + IV_BYTES + TAG_BYTES));
+      try {
+        return Buffer.concat([body, decipher.final()]);
+      } catch {
+        // GCM's tag check is all final() can fail: the key is not the one that sealed it, or the bytes changed.
+        throw new SealedSecretUnreadableError();
+      }
     },
   };
 }

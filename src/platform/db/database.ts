@@ -3,8 +3,10 @@ import pg from 'pg';
 import { CLOSE_DEADLINE_MS, embeddedNotifications, postgresNotifications, type Notifications } from './notifications.js';
 import { INT8, NUMERIC, openPGlite } from './pglite.js';
 import { pgliteDialect } from './pglite-dialect.js';
-import { connectionLimits, dropOnDeadline, fairPool, QUERY_DEADLINE_MESSAGE, STATEMENT_LIMITS, withDeadline, type StatementLimits } from './pool.js';
+import { clientDeadlines, connectionLimits, dropOnDeadline, fairPool, QUERY_DEADLINE_MESSAGE, STATEMENT_LIMITS, withDeadline, type StatementLimits } from './pool.js';
+import { limitEachTransaction, poolerBetween, type Pooler } from './pooler.js';
 export type { StatementLimits } from './pool.js';
+export type { Pooler } from './pooler.js';
 import type { Db, Tables } from './tables.js';
 import type { PoolStats } from '../metrics.js';
 
@@ -20,8 +22,15 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/**
+ * PostgreSQL: `url` serves requests; `directUrl` (default `url`) is a connection straight to PostgreSQL
+ * for what needs one session throughout (LISTEN). `pooler` says what is behind `url` (see pooler.ts);
+ * by default a transaction pooler when `directUrl` differs from `url`.
+ */
+export interface PostgresOptions { url: string; directUrl?: string; pooler?: Pooler; poolSize?: number; limits?: StatementLimits }
+
 export type DatabaseOptions =
-  | { url: string; poolSize?: number; limits?: StatementLimits }
+  | PostgresOptions
   // dataDir undefined: in memory (tests), from `image` when given (see openPGlite)
   | { dataDir: string | undefined; image?: Blob };
 
@@ -35,6 +44,7 @@ const PREPARED_MARK = /^\/\* prepared:([a-z_]+) \*\//;
  * A statement whose text starts with `preparedAs(name)` is parsed and planned once per connection and
  * executed by name after that (a PostgreSQL prepared statement): for hot statements whose planning
  * costs more than running them, such as the audit append's four-step CTE. Its text must never vary.
+ * Behind a transaction pooler (pooler.ts) the same text goes unnamed, planned at each execution.
  */
 export const preparedAs = (name: string) => {
   if (!/^[a-z_]+$/.test(name)) throw new Error(`prepared statement name "${name}" must be lower-case letters and _`);
@@ -51,39 +61,45 @@ function prepareMarkedStatements(client: pg.PoolClient) {
 
 /** Opens real PostgreSQL when a URL is given, else embedded PGlite (on disk, or in memory). */
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  if ('url' in options) {
-    const size = options.poolSize ?? 10;
-    const pool = new pg.Pool({
-      connectionString: options.url,
-      max: size,
-      // Fail fast while the database is down instead of queueing requests forever.
-      connectionTimeoutMillis: CONNECTION_WAIT_MS,
-      ...connectionLimits(options.limits ?? STATEMENT_LIMITS),
-      types: { getTypeParser: (oid, format) => (oid === INT8 || oid === NUMERIC ? Number : pg.types.getTypeParser(oid, format)) } as pg.CustomTypesConfig,
-    });
-    // An idle client losing its connection must not crash the process; the pool reconnects.
-    pool.on('error', () => {});
-    // A connection that drops while checked out (say between two statements of a transaction) also
-    // reports an 'error' event on its client. The statement fails on its own and the pool discards the
-    // client on release, but with no listener that report is an uncaught exception ending the process.
-    pool.on('connect', (client) => {
-      client.on('error', () => {});
-      prepareMarkedStatements(client);
-      dropOnDeadline(client);
-    });
-    // A fifth of the pool (at least one connection) stays out of any one environment's reach.
-    const shared = fairPool(pool, { size, reserve: Math.max(1, Math.floor(size / 5)), waitMs: CONNECTION_WAIT_MS });
-    const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: shared }) });
-    const notifications = postgresNotifications(options.url);
-    const poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
-    // A pool over a link gone silent would wait forever for its connections to end: close gives up in time.
-    const close = async () => { await notifications.close(); await withDeadline(db.destroy(), CLOSE_DEADLINE_MS, 'the pool did not close').catch(() => {}); };
-    return { db, kind: 'postgres', notifications, poolStats, close };
-  }
+  if ('url' in options) return openPostgres(options);
   const lite = await openPGlite(options.dataDir, undefined, options.image);
   const db = new Kysely<Tables>({ dialect: pgliteDialect(lite) });
   const notifications = embeddedNotifications(lite);
   return { db, kind: 'pglite', notifications, close: async () => { await notifications.close(); await db.destroy(); } };
+}
+
+function openPostgres({ url, directUrl = url, pooler = poolerBetween(url, directUrl), poolSize: size = 10, limits = STATEMENT_LIMITS }: PostgresOptions): Database {
+  const behindPooler = pooler === 'transaction';
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: size,
+    // Fail fast while the database is down instead of queueing requests forever.
+    connectionTimeoutMillis: CONNECTION_WAIT_MS,
+    // Behind a transaction pooler the server's limits are set per transaction instead (limitEachTransaction).
+    ...(behindPooler ? clientDeadlines(limits) : connectionLimits(limits)),
+    types: { getTypeParser: (oid, format) => (oid === INT8 || oid === NUMERIC ? Number : pg.types.getTypeParser(oid, format)) } as pg.CustomTypesConfig,
+  });
+  // An idle client losing its connection must not crash the process; the pool reconnects.
+  pool.on('error', () => {});
+  // A connection that drops while checked out (say between two statements of a transaction) also
+  // reports an 'error' event on its client. The statement fails on its own and the pool discards the
+  // client on release, but with no listener that report is an uncaught exception ending the process.
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+    // A statement prepared by name on one server connection is unknown to the next one a pooler hands out.
+    if (behindPooler) limitEachTransaction(client, limits);
+    else prepareMarkedStatements(client);
+    dropOnDeadline(client);
+  });
+  // A fifth of the pool (at least one connection) stays out of any one environment's reach.
+  const shared = fairPool(pool, { size, reserve: Math.max(1, Math.floor(size / 5)), waitMs: CONNECTION_WAIT_MS });
+  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: shared }) });
+  // LISTEN belongs to one session for as long as it listens: never through a transaction pooler.
+  const notifications = postgresNotifications(directUrl);
+  const poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
+  // A pool over a link gone silent would wait forever for its connections to end: close gives up in time.
+  const close = async () => { await notifications.close(); await withDeadline(db.destroy(), CLOSE_DEADLINE_MS, 'the pool did not close').catch(() => {}); };
+  return { db, kind: 'postgres', notifications, poolStats, close };
 }
 
 /**
@@ -132,10 +148,12 @@ export async function onceMoreOnConflict<T>(db: Db, work: () => Promise<T>): Pro
 /**
  * PostgreSQL's codes for "not now": the server or link is down (08, 57P), its connection slots are full
  * (53300), or a statement ran into a timeout it was given (57014 statement, 55P03 lock, 25P03 idle in
- * transaction). Each is answered as 503 with Retry-After: the same request may well work a moment later.
+ * transaction). PgBouncer gives 08P01 for each of its own refusals (no server connection within
+ * query_wait_timeout, its client limit reached, the server refusing its login). Each is answered as 503
+ * with Retry-After: the same request may well work a moment later.
  */
 const NOT_NOW = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006',
-  '53300', '57014', '55P03', '25P03']);
+  '53300', '57014', '55P03', '25P03', '08P01']);
 
 /** True for errors that mean the database cannot serve this right now (answered as 503). */
 export function isUnavailableError(err: unknown): boolean {

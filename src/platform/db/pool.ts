@@ -23,18 +23,24 @@ export interface StatementLimits { statementTimeoutMs: number; lockTimeoutMs: nu
 export const STATEMENT_LIMITS: StatementLimits = { statementTimeoutMs: 5_000, lockTimeoutMs: 2_000 };
 
 /**
- * The pool's connections settings: the server enforces the statement and lock timeouts, and ends a
- * transaction left idle (a stuck process must not keep its row locks); a deadline of our own covers a
- * link that went silent, where no answer of the server's timeout can arrive either.
+ * What PostgreSQL enforces on a connection: the statement and lock timeouts, and the end of a transaction
+ * left idle (a stuck process must not keep its row locks).
  */
-export const connectionLimits = ({ statementTimeoutMs, lockTimeoutMs }: StatementLimits) => ({
+export const serverLimits = ({ statementTimeoutMs, lockTimeoutMs }: StatementLimits) => ({
   statement_timeout: statementTimeoutMs,
   lock_timeout: lockTimeoutMs,
   idle_in_transaction_session_timeout: statementTimeoutMs * 3,
+});
+
+/** Our side's deadline, for a link that went silent, where no answer of the server's timeout can arrive either. */
+export const clientDeadlines = ({ statementTimeoutMs }: StatementLimits) => ({
   query_timeout: statementTimeoutMs + 2_000,
   keepAlive: true,
   keepAliveInitialDelayMillis: 10_000,
 });
+
+/** The pool's connection settings on a direct connection: the server's limits go as startup parameters. */
+export const connectionLimits = (limits: StatementLimits) => ({ ...serverLimits(limits), ...clientDeadlines(limits) });
 
 /** The message pg gives when its own deadline (query_timeout) passes: the link is taken as dead. */
 export const QUERY_DEADLINE_MESSAGE = 'Query read timeout';

@@ -1,0 +1,1 @@
+CREATE FUNCTION broken() RETURNS void LANGUAGE plpgsql AS $body$ BEGIN END $$;
