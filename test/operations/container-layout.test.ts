@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildContainerLayout, type ContainerLayout } from '../helpers/container-layout.js';
+import { directUrlOf, underPgBouncer } from '../helpers/database-urls.js';
 import { PASSWORD } from '../helpers/given.js';
 import { httpRequest, type ServerProcess } from '../helpers/processes.js';
 
@@ -173,8 +174,10 @@ describe.skipIf(!TEST_DATABASE_URL)('the image on PostgreSQL (TEST_DATABASE_URL)
     maintenance = new pg.Client({ connectionString: TEST_DATABASE_URL });
     await maintenance.connect();
     await maintenance.query(`create database ${databaseName}`);
+    const databaseUrl = Object.assign(new URL(TEST_DATABASE_URL!), { pathname: `/${databaseName}` }).toString();
     env = {
-      DATABASE_URL: Object.assign(new URL(TEST_DATABASE_URL!), { pathname: `/${databaseName}` }).toString(),
+      // Under the suite's PgBouncer (TEST_PGBOUNCER) DATABASE_URL leads to the pooler, and LISTEN needs a direct URL.
+      DATABASE_URL: databaseUrl, ...(underPgBouncer() && { DATABASE_DIRECT_URL: directUrlOf(databaseUrl) }),
       GATEHOUSE_ENCRYPTION_KEY: randomBytes(32).toString('base64'), GATEHOUSE_ADMIN_TOKEN: adminToken,
     };
   });
