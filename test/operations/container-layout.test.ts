@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildContainerLayout, type ContainerLayout } from '../helpers/container-layout.js';
+import { databaseEnv } from '../helpers/database-urls.js';
 import { PASSWORD } from '../helpers/given.js';
 import { httpRequest, type ServerProcess } from '../helpers/processes.js';
 
@@ -174,7 +175,7 @@ describe.skipIf(!TEST_DATABASE_URL)('the image on PostgreSQL (TEST_DATABASE_URL)
     await maintenance.connect();
     await maintenance.query(`create database ${databaseName}`);
     env = {
-      DATABASE_URL: Object.assign(new URL(TEST_DATABASE_URL!), { pathname: `/${databaseName}` }).toString(),
+      ...databaseEnv(Object.assign(new URL(TEST_DATABASE_URL!), { pathname: `/${databaseName}` }).toString()),
       GATEHOUSE_ENCRYPTION_KEY: randomBytes(32).toString('base64'), GATEHOUSE_ADMIN_TOKEN: adminToken,
     };
   });
