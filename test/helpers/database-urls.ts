@@ -21,3 +21,7 @@ export function directUrlOf(url: string): string {
 export function databaseUrls(url: string, via: string = url): { url: string; directUrl?: string } {
   return underPgBouncer() ? { url: via, directUrl: directUrlOf(url) } : { url: via };
 }
+
+/** A server's or the CLI's database variables for `url`: under TEST_PGBOUNCER DATABASE_DIRECT_URL beside DATABASE_URL. */
+export const databaseEnv = (url: string): Record<string, string> =>
+  (underPgBouncer() ? { DATABASE_URL: url, DATABASE_DIRECT_URL: directUrlOf(url) } : { DATABASE_URL: url });

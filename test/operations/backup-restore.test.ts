@@ -6,6 +6,7 @@ import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { databaseEnv, directUrlOf } from '../helpers/database-urls.js';
 import { PATIENCE_MS } from '../helpers/patience.js';
 import { freePort, spawnServer, type ServerProcess } from '../helpers/processes.js';
 import { authorizeAt, startScriptableProvider, type ScriptableProvider } from '../helpers/scriptable-provider.js';
@@ -65,7 +66,7 @@ describe.skipIf(!TEST_DATABASE_URL)('a PostgreSQL backup restored with pg_dump a
   /** pg_restore of the dump into a new database, as docs/operations.md gives it. */
   async function restoreInto(name: string) {
     const url = await newDatabase(name);
-    const restore = await runToEnd('pg_restore', ['--no-owner', '--no-privileges', '--single-transaction', `--dbname=${url}`, dump]);
+    const restore = await runToEnd('pg_restore', ['--no-owner', '--no-privileges', '--single-transaction', `--dbname=${directUrlOf(url)}`, dump]);
     expect(restore.stderr).toBe('');
     expect(restore.code).toBe(0);
     return url;
@@ -106,7 +107,7 @@ describe.skipIf(!TEST_DATABASE_URL)('a PostgreSQL backup restored with pg_dump a
     await populate(planes(source, ADMIN_TOKEN));
     sequencesBefore = await identitySequences(sourceUrl);
     // The dump is taken while the source serves: pg_dump reads one snapshot.
-    const dumped = await runToEnd('pg_dump', ['--format=custom', `--file=${dump}`, sourceUrl]);
+    const dumped = await runToEnd('pg_dump', ['--format=custom', `--file=${dump}`, directUrlOf(sourceUrl)]);
     expect(dumped).toMatchObject({ code: 0, stderr: '' });
     await source.stop();
 
@@ -212,7 +213,7 @@ describe.skipIf(!TEST_DATABASE_URL)('a PostgreSQL backup restored with pg_dump a
   it("starts with a new key once a lost key's signing keys are rotated with the CLI, and signs with the new ones", async () => {
     const url = await restoreInto('lost_key');
     const newKey = randomBytes(32).toString('base64');
-    const cli = (...args: string[]) => runToEnd(process.execPath, ['--import', 'tsx', 'src/cli.ts', '--json', ...args], { DATABASE_URL: url, GATEHOUSE_ENCRYPTION_KEY: newKey });
+    const cli = (...args: string[]) => runToEnd(process.execPath, ['--import', 'tsx', 'src/cli.ts', '--json', ...args], { ...databaseEnv(url), GATEHOUSE_ENCRYPTION_KEY: newKey });
     const listed = await cli('env', 'list');
     expect(listed.code).toBe(0);
     const ids = (JSON.parse(listed.stdout) as { id: string }[]).map((e) => e.id);

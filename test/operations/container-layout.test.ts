@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildContainerLayout, type ContainerLayout } from '../helpers/container-layout.js';
-import { directUrlOf, underPgBouncer } from '../helpers/database-urls.js';
+import { databaseEnv } from '../helpers/database-urls.js';
 import { PASSWORD } from '../helpers/given.js';
 import { httpRequest, type ServerProcess } from '../helpers/processes.js';
 
@@ -174,10 +174,8 @@ describe.skipIf(!TEST_DATABASE_URL)('the image on PostgreSQL (TEST_DATABASE_URL)
     maintenance = new pg.Client({ connectionString: TEST_DATABASE_URL });
     await maintenance.connect();
     await maintenance.query(`create database ${databaseName}`);
-    const databaseUrl = Object.assign(new URL(TEST_DATABASE_URL!), { pathname: `/${databaseName}` }).toString();
     env = {
-      // Under the suite's PgBouncer (TEST_PGBOUNCER) DATABASE_URL leads to the pooler, and LISTEN needs a direct URL.
-      DATABASE_URL: databaseUrl, ...(underPgBouncer() && { DATABASE_DIRECT_URL: directUrlOf(databaseUrl) }),
+      ...databaseEnv(Object.assign(new URL(TEST_DATABASE_URL!), { pathname: `/${databaseName}` }).toString()),
       GATEHOUSE_ENCRYPTION_KEY: randomBytes(32).toString('base64'), GATEHOUSE_ADMIN_TOKEN: adminToken,
     };
   });

@@ -41,7 +41,7 @@ export function startOrRefuse(env: Record<string, string>): Promise<{ code: numb
 
 /** The test runner's environment without what would change a server's or the CLI's behaviour. */
 export const withoutGatehouseVariables = () => Object.fromEntries(Object.entries(process.env)
-  .filter(([k]) => !/^(GATEHOUSE_|DATABASE_URL$|PORT$|HOST$|LOG_LEVEL$|TEST_DATABASE_URL$)/.test(k)));
+  .filter(([k]) => !/^(GATEHOUSE_|DATABASE_URL$|DATABASE_DIRECT_URL$|DATABASE_POOLER$|PORT$|HOST$|LOG_LEVEL$|TEST_DATABASE_URL$)/.test(k)));
 
 /** The body of the expected status, or an error that shows what came back instead. */
 export function answered<T = any>(res: HttpResponse, status: number): T {
