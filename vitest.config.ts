@@ -17,6 +17,9 @@ export default defineConfig({
     // waits for inside it is bounded by test/helpers/patience.ts.
     testTimeout: 600_000,
     hookTimeout: 600_000,
+    // expect.poll's own default bound (one second) is a fixed limit that a busy machine trips: polls wait
+    // as long as test/helpers/patience.ts's PATIENCE_MS.
+    expect: { poll: { timeout: 120_000, interval: 50 } },
     // Every core: most files wait on a database or a child process part of the time (vitest's default
     // leaves one core idle, which on 2 cores halves the suite's speed).
     maxWorkers: availableParallelism(),

@@ -1,8 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
-import { expect, vi } from 'vitest';
+import { expect } from 'vitest';
 import type { TestApp } from './app.js';
-import { PATIENCE_MS } from './patience.js';
+import { eventually } from './patience.js';
 
 export interface Received { mailFrom: string; rcptTo: string[]; raw: string }
 
@@ -49,7 +49,7 @@ export const receivedBy = (smtp: SmtpServer, address: string) => smtp.received.f
 
 /** Waits (a bounded while) until the server has accepted `count` messages for the address, and answers them. */
 export async function waitForMail(smtp: SmtpServer, address: string, count = 1): Promise<Received[]> {
-  await vi.waitFor(() => expect(receivedBy(smtp, address)).toHaveLength(count), { timeout: PATIENCE_MS, interval: 20 });
+  await eventually(() => expect(receivedBy(smtp, address)).toHaveLength(count), { interval: 20 });
   return receivedBy(smtp, address);
 }
 

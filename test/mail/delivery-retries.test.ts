@@ -7,7 +7,7 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 import { signUp } from '../helpers/flows.js';
 import { freePort } from '../helpers/processes.js';
 import { mailCount, outboxRows, parseMessage, receivedBy, startSmtpServer, waitForMail, type SmtpServer } from '../helpers/smtp.js';
-import { PATIENCE_MS } from '../helpers/patience.js';
+import { eventually } from '../helpers/patience.js';
 
 const SECOND = 1000;
 // A first retry after 0.5 to 1 s of the test clock (which only moves when told), and a job worker that polls quickly.
@@ -30,12 +30,12 @@ describe('mail delivery from the outbox, with retries', () => {
   };
   /** The environment's one outbox row once it has had `attempts` attempts and none is under way (next_attempt_at is set then, or it is done). */
   const afterAttempt = async (t: TestApp, environmentId: string, attempts: number, status = 'pending') => {
-    await vi.waitFor(async () => {
+    await eventually(async () => {
       const [row] = await outboxRows(t, environmentId);
       expect(row).toMatchObject({ attempts, status });
       if (status === 'pending') expect(row!.last_error).not.toBeNull();
       expect(row!.next_attempt_at === null || row!.next_attempt_at.getTime() - t.clock.now().getTime() < JOBS.leaseMs).toBe(true);
-    }, { timeout: PATIENCE_MS, interval: 20 });
+    }, { interval: 20 });
     return (await outboxRows(t, environmentId))[0]!;
   };
 
@@ -122,7 +122,7 @@ describe('mail delivery from the outbox, with retries', () => {
 
     t.clock.advance(1);
     await waitForMail(smtp, orphan);
-    await vi.waitFor(async () => expect((await outboxRows(t, env.id)).find((r) => r.to_address === orphan)).toMatchObject({ status: 'sent', attempts: 2 }));
+    await eventually(async () => expect((await outboxRows(t, env.id)).find((r) => r.to_address === orphan)).toMatchObject({ status: 'sent', attempts: 2 }));
     expect(receivedBy(smtp, orphan)).toHaveLength(1);
   });
 

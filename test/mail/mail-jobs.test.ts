@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { sql } from 'kysely';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createJobsStore } from '../../src/platform/jobs/store.js';
 import { MAIL_DELIVER_JOB, queueMail } from '../../src/platform/mail/delivery.js';
 import { createMailer, DEFAULT_MAIL_FROM } from '../../src/platform/mail/mailer.js';
@@ -8,6 +8,7 @@ import { createOutboxStore } from '../../src/platform/mail/outbox-store.js';
 import { createMetrics } from '../../src/platform/metrics.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { outboxRows, parseMessage, startSmtpServer, waitForMail, type SmtpServer } from '../helpers/smtp.js';
+import { eventually } from '../helpers/patience.js';
 
 const SECOND = 1000;
 const JOBS = { pollIntervalMs: 20, leaseMs: 60 * SECOND };
@@ -49,7 +50,7 @@ describe('mail as jobs of the job queue (mail.deliver)', () => {
     t.clock.set(dueAt);
     const [mail] = await waitForMail(smtp, email);
     expect(parseMessage(mail!.raw).headers.subject).toBe(MAIL.subject);
-    await vi.waitFor(async () => expect(await outboxRows(t, env.id)).toEqual([expect.objectContaining({
+    await eventually(async () => expect(await outboxRows(t, env.id)).toEqual([expect.objectContaining({
       status: 'sent', attempts: 3, subject: '', text_body: '', html_body: '', last_error: null, finished_at: dueAt,
     })]));
     expect(await mailJobs(t, env.id)).toEqual([expect.objectContaining({ status: 'done', attempts: 3 })]);
@@ -75,7 +76,7 @@ describe('mail as jobs of the job queue (mail.deliver)', () => {
     t.clock.advance(JOBS.leaseMs);
 
     const sent = (await waitForMail(smtp, email, 2)).map((m) => parseMessage(m.raw));
-    await vi.waitFor(async () => expect(await outboxRows(t, env.id)).toEqual([expect.objectContaining({ status: 'sent', attempts: 2, subject: '' })]));
+    await eventually(async () => expect(await outboxRows(t, env.id)).toEqual([expect.objectContaining({ status: 'sent', attempts: 2, subject: '' })]));
     expect(await mailJobs(t, env.id)).toEqual([expect.objectContaining({ status: 'done', attempts: 2 })]);
     for (const message of sent) {
       expect(message.headers.subject).toBe(MAIL.subject);

@@ -1,6 +1,6 @@
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { PATIENCE_MS } from '../helpers/patience.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/patience.js';
 import { spawnServer, type ServerProcess } from '../helpers/processes.js';
 import { startServerPair, type PairEnv, type ServerPair } from '../helpers/server-pair.js';
 
@@ -38,10 +38,10 @@ describe.skipIf(!TEST_DATABASE_URL)('data requests with server processes on one 
 
     const requests = await Promise.all(users.map((user, i) => started(pair.roundRobin(i), env, user.id, 'erasure')));
 
-    await vi.waitFor(async () => {
+    await eventually(async () => {
       const { rows } = await db.query(`select status from data_requests where environment_id = $1`, [env.id]);
       expect(rows).toEqual(Array(ERASURES).fill({ status: 'completed' }));
-    }, { timeout: PATIENCE_MS, interval: 100 });
+    }, { interval: 100 });
     const { rows: jobs } = await db.query(`select status, attempts from jobs where environment_id = $1`, [env.id]);
     expect(jobs).toEqual(Array(ERASURES).fill({ status: 'done', attempts: 1 }));
     const { rows: events } = await db.query(
@@ -70,11 +70,11 @@ describe.skipIf(!TEST_DATABASE_URL)('data requests with server processes on one 
       await blocker.query('begin');
       await blocker.query('lock table user_identities in access exclusive mode');
       const request = await started(doomed, env, user.id, 'export');
-      await vi.waitFor(async () => {
+      await eventually(async () => {
         const { rows } = await db.query(`select attempts from jobs j join data_requests d on d.environment_id = j.environment_id and d.job_id = j.id
           where d.environment_id = $1 and d.id = $2`, [env.id, request.id]);
         expect(rows).toEqual([{ attempts: 1 }]);
-      }, { timeout: PATIENCE_MS, interval: 20 });
+      }, { interval: 20 });
       doomed.signal('SIGKILL');
       expect(await doomed.exited).toMatchObject({ signal: 'SIGKILL' });
       await blocker.query('rollback');
@@ -84,10 +84,10 @@ describe.skipIf(!TEST_DATABASE_URL)('data requests with server processes on one 
       const restarted = await spawnServer({ env: shortLease });
       extra.push(restarted);
 
-      await vi.waitFor(async () => {
+      await eventually(async () => {
         const res = await pair.serverApi(restarted, env, 'GET', `/data-requests/${request.id}`);
         expect(res.json()).toMatchObject({ status: 'ready' });
-      }, { timeout: PATIENCE_MS, interval: 100 });
+      }, { interval: 100 });
       const { rows: jobs } = await db.query(`select j.status, j.attempts from jobs j join data_requests d on d.environment_id = j.environment_id and d.job_id = j.id
         where d.environment_id = $1 and d.id = $2`, [env.id, request.id]);
       expect(jobs).toEqual([{ status: 'done', attempts: 2 }]);

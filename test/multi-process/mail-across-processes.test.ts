@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PASSWORD } from '../helpers/given.js';
 import { startServerPair, type PairEnv, type ServerPair } from '../helpers/server-pair.js';
 import { receivedBy, startSmtpServer, type SmtpServer } from '../helpers/smtp.js';
-import { PATIENCE_MS } from '../helpers/patience.js';
+import { eventually } from '../helpers/patience.js';
 
 const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
 const SIGN_UPS = 30;
@@ -36,10 +36,10 @@ describe.skipIf(!TEST_DATABASE_URL)('mail with several server processes on one P
     const db = new pg.Client({ connectionString: pair.databaseUrl });
     await db.connect();
     try {
-      await vi.waitFor(async () => {
+      await eventually(async () => {
         const { rows } = await db.query(`select status, attempts from outbox_messages where environment_id = $1`, [env.id]);
         expect(rows).toEqual(Array(SIGN_UPS).fill({ status: 'sent', attempts: 1 }));
-      }, { timeout: PATIENCE_MS, interval: 50 });
+      }, { interval: 50 });
     } finally {
       await db.end();
     }

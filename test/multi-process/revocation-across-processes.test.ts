@@ -1,8 +1,8 @@
 import { readdirSync } from 'node:fs';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PASSWORD } from '../helpers/given.js';
-import { PATIENCE_MS } from '../helpers/patience.js';
+import { eventually } from '../helpers/patience.js';
 import type { ServerProcess } from '../helpers/processes.js';
 import { startServerPair, type PairEnv as Env, type ServerPair } from '../helpers/server-pair.js';
 
@@ -142,7 +142,7 @@ describe.skipIf(!TEST_DATABASE_URL)('several server processes on one PostgreSQL 
       expect(res.headers['access-control-allow-origin']).toBe(origin);
     };
     const onEveryOther = (check: (server: ServerProcess) => Promise<void>) =>
-      Promise.all(others.map((server) => vi.waitFor(() => check(server), { timeout: PATIENCE_MS, interval: 5 })));
+      Promise.all(others.map((server) => eventually(() => check(server), { interval: 5 })));
     for (const server of others) await refused(server);
 
     // Each process evicts its copy when PostgreSQL delivers A's notification, a moment after A's commit and

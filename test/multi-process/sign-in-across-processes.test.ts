@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PASSWORD } from '../helpers/given.js';
-import { PATIENCE_MS } from '../helpers/patience.js';
+import { eventually } from '../helpers/patience.js';
 import { startServerPair, type PairEnv, type ServerPair } from '../helpers/server-pair.js';
 
 // The sign-in budgets are reserved in the database before the hash, so they must hold when a burst is
@@ -32,11 +32,11 @@ describe.skipIf(!TEST_DATABASE_URL)('password sign-in bursts through several ser
     expect(burst.map((r) => r.status)).toEqual(Array(30).fill(401));
     expect(burst.every((r) => r.json().properties.code === 'invalid_credentials')).toBe(true);
     // A refusal's trail is written just after its answer (enumeration by timing): wait for all of it.
-    const failed = await vi.waitFor(async () => {
+    const failed = await eventually(async () => {
       const events = await failedSignIns(env, ada.id);
       expect(events).toHaveLength(10);
       return events;
-    }, { timeout: PATIENCE_MS, interval: 20 });
+    }, { interval: 20 });
     expect(failed.every((e) => e.metadata.reason === 'invalid_password')).toBe(true);
     expect(failed.some((e) => e.metadata.locked)).toBe(true);
     for (const i of pair.servers.keys()) expect((await signIn(i, env, ada.email, PASSWORD)).status).toBe(401);
@@ -53,7 +53,7 @@ describe.skipIf(!TEST_DATABASE_URL)('password sign-in bursts through several ser
     const refused = burst.filter((r) => r.status === 429);
     expect(refused).toHaveLength(16);
     expect(refused.every((r) => r.json().properties.code === 'rate_limited' && Number(r.headers['retry-after']) > 0)).toBe(true);
-    await vi.waitFor(async () => expect(await failedSignIns(env, ada.id)).toHaveLength(4), { timeout: PATIENCE_MS, interval: 20 });
+    await eventually(async () => expect(await failedSignIns(env, ada.id)).toHaveLength(4), { interval: 20 });
     for (const i of pair.servers.keys()) expect((await signIn(i, env, ada.email, PASSWORD)).status).toBe(429);
   });
 });

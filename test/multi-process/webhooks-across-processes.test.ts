@@ -1,7 +1,7 @@
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSealer } from '../../src/platform/crypto/encryption.js';
-import { PATIENCE_MS } from '../helpers/patience.js';
+import { eventually } from '../helpers/patience.js';
 import { spawnServer, type ServerProcess } from '../helpers/processes.js';
 import { PAIR_ENCRYPTION_KEY, startServerPair, type PairEnv, type ServerPair } from '../helpers/server-pair.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -46,7 +46,7 @@ describe.skipIf(!TEST_DATABASE_URL)('webhooks with several server processes on o
     const { secret } = await endpoint(env, 'raced');
     await Promise.all(Array.from({ length: USERS }, (_, i) => pair.serverApi(pair.roundRobin(i), env, 'POST', '/users', { email: `raced-${i}@example.com` })));
 
-    await vi.waitFor(async () => expect(await deliveries(env)).toEqual(Array(USERS).fill({ status: 'succeeded', attempts: 1 })), { timeout: PATIENCE_MS, interval: 50 });
+    await eventually(async () => expect(await deliveries(env)).toEqual(Array(USERS).fill({ status: 'succeeded', attempts: 1 })), { interval: 50 });
     const received = (await receiver.received()).filter((r) => r.path === '/raced');
     expect(received).toHaveLength(USERS);
     expect(new Set(received.map((r) => r.headers['webhook-id'])).size).toBe(USERS);
@@ -64,7 +64,7 @@ describe.skipIf(!TEST_DATABASE_URL)('webhooks with several server processes on o
 
     const worker = await spawnServer({ env: { ...pair.serverEnv, GATEHOUSE_JOB_WORKER: 'only' }, workerOnly: true });
     extra.push(worker);
-    await vi.waitFor(async () => expect(await deliveries(env)).toEqual([{ status: 'succeeded', attempts: 1 }]), { timeout: PATIENCE_MS, interval: 50 });
+    await eventually(async () => expect(await deliveries(env)).toEqual([{ status: 'succeeded', attempts: 1 }]), { interval: 50 });
     expect((await pair.call(api, { path: '/metrics' })).body).not.toMatch(/^gatehouse_webhook_deliveries_total\{/m);
     await worker.stop();
   });
@@ -79,14 +79,14 @@ describe.skipIf(!TEST_DATABASE_URL)('webhooks with several server processes on o
     await endpoint(env, 'killed');
     await receiver.script(['hang']);
     await pair.serverApi(doomed, env, 'POST', '/users', { email: 'killed@example.com' });
-    await vi.waitFor(async () => expect((await receiver.received()).filter((r) => r.path === '/killed')).toHaveLength(1), { timeout: PATIENCE_MS, interval: 20 });
+    await eventually(async () => expect((await receiver.received()).filter((r) => r.path === '/killed')).toHaveLength(1), { interval: 20 });
     doomed.signal('SIGKILL');
     expect(await doomed.exited).toMatchObject({ signal: 'SIGKILL' });
     expect(await deliveries(env)).toEqual([{ status: 'pending', attempts: 0 }]);
 
     const restarted = await spawnServer({ env: serverEnv });
     extra.push(restarted);
-    await vi.waitFor(async () => expect(await deliveries(env)).toEqual([{ status: 'succeeded', attempts: 1 }]), { timeout: PATIENCE_MS, interval: 100 });
+    await eventually(async () => expect(await deliveries(env)).toEqual([{ status: 'succeeded', attempts: 1 }]), { interval: 100 });
     const [first, second] = (await receiver.received()).filter((r) => r.path === '/killed');
     expect(second!.headers['webhook-id']).toBe(first!.headers['webhook-id']);
     expect(second!.body).toBe(first!.body);

@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseEnv, directUrlOf } from '../helpers/database-urls.js';
-import { PATIENCE_MS } from '../helpers/patience.js';
+import { eventually } from '../helpers/patience.js';
 import { freePort, spawnServer, type ServerProcess } from '../helpers/processes.js';
 import { authorizeAt, startScriptableProvider, type ScriptableProvider } from '../helpers/scriptable-provider.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -92,7 +92,7 @@ describe.skipIf(!TEST_DATABASE_URL)('a PostgreSQL backup restored with pg_dump a
       appendedBefore = { body, event: answered(await api.server(env, 'POST', '/audit-events', body, { 'idempotency-key': `drill-${i}` }), 201) };
     }
     // Settled before the dump, so what the receiver gets after the restore is new.
-    await vi.waitFor(async () => expect(await deliveries(api, endpoint.id)).toEqual([expect.objectContaining({ status: 'succeeded' })]), { timeout: PATIENCE_MS, interval: 50 });
+    await eventually(async () => expect(await deliveries(api, endpoint.id)).toEqual([expect.objectContaining({ status: 'succeeded' })]), { interval: 50 });
     jwksBefore = answered(await api.client(env, 'GET', '/.well-known/jwks.json'), 200);
     feedBefore = await feed(api);
   }
@@ -159,7 +159,7 @@ describe.skipIf(!TEST_DATABASE_URL)('a PostgreSQL backup restored with pg_dump a
   it("opens the webhook endpoint's sealed secret: a change after the restore is delivered signed with it", async () => {
     const created = answered<{ id: string }>(await restored.server(env, 'POST', '/users', { email: `after-${randomBytes(4).toString('hex')}@example.com` }), 201);
     const about = async () => (await receiver.received()).filter((r) => JSON.parse(r.body).data.id === created.id);
-    await vi.waitFor(async () => expect(await about()).toHaveLength(1), { timeout: PATIENCE_MS, interval: 50 });
+    await eventually(async () => expect(await about()).toHaveLength(1), { interval: 50 });
     const [delivery] = await about();
     const event = new Webhook(webhookSecret).verify(delivery!.body, delivery!.headers as Record<string, string>);
     expect(event).toMatchObject({ type: 'user.created', data: { id: created.id } });

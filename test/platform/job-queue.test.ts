@@ -1,11 +1,11 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestClock } from '../../src/platform/clock.js';
 import type { Database, Db } from '../../src/platform/db/database.js';
 import { enqueueJob } from '../../src/platform/jobs/queue.js';
 import { createJobsStore } from '../../src/platform/jobs/store.js';
 import { createJobWorker, JOB_WORKER_DEFAULTS, type ExternalJobHandler, type JobHandler } from '../../src/platform/jobs/worker.js';
-import { PATIENCE_MS } from '../helpers/patience.js';
+import { eventually } from '../helpers/patience.js';
 import { openTestDatabase, startTestApp, type TestApp } from '../helpers/app.js';
 
 /** The queue on its own: a worker over the file's own database with handlers of the test's making. */
@@ -123,7 +123,7 @@ describe('the job queue (platform/jobs)', () => {
     let open!: () => void;
     const slow = worker({ 'test.external': gatedExternal('A', log, new Promise((resolve) => { open = resolve; })) });
     const running = slow.runDue();
-    await vi.waitFor(() => expect(log).toEqual(['A performs 1']), { timeout: PATIENCE_MS });
+    await eventually(() => expect(log).toEqual(['A performs 1']));
     clock.advance(JOB_WORKER_DEFAULTS.leaseMs);
     expect(await worker({ 'test.external': gatedExternal('B', log) }).runDue()).toBe(1);
     open();

@@ -41,9 +41,10 @@ describe("the README's first commands", () => {
       .replace('export SECRET_KEY=sk_...', `export SECRET_KEY=${secretKey}`)
       .replaceAll('http://localhost:3000', `http://127.0.0.1:${server.port}`);
     expect(script).not.toContain('sk_...');
-    // Each answer on its own line (curl prints none after the body), to read them apart.
+    // Each answer on its own line (curl prints none after the body), to read them apart. The session starts
+    // several CLI processes one after another: each may take a full PATIENCE_MS on a busy machine.
     const { stdout } = await run('bash', ['-e', '-o', 'pipefail', '-c', `curl() { command curl "$@"; echo; }\n${script}`],
-      { timeout: PATIENCE_MS, cwd: new URL('../../', import.meta.url).pathname, env: { ...terminalEnv(), GATEHOUSE_DATA_DIR: dataDir, DATABASE_URL: '' } });
+      { timeout: 5 * PATIENCE_MS, cwd: new URL('../../', import.meta.url).pathname, env: { ...terminalEnv(), GATEHOUSE_DATA_DIR: dataDir, DATABASE_URL: '' } });
     const answers = stdout.split('\n').filter((line) => line.startsWith('{"')).map((line) => JSON.parse(line));
     expect(answers.length).toBeGreaterThanOrEqual(3);
     // The CLI's answers (through the running server): the environments table names both, and the user it created is listed.
