@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from '../../test/helpers/free-port.js';
 import { fileURLToPath } from 'node:url';
 import { stopChild, track } from './children.js';
 
@@ -33,18 +33,7 @@ function productionStart(): string[] {
   return [...flags, 'dist/main.js'];
 }
 
-/** A port that was free a moment ago (bind to 0, read it, release it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 export interface StartOptions {
   name: string;

@@ -1,5 +1,3 @@
-import { vi } from 'vitest';
-
 /**
  * How long a test waits for something that is on its way (a server ready, a line printed, a mail
  * delivered, a child process done). Long enough that a busy machine never trips it: only a hang takes
@@ -21,12 +19,4 @@ export async function untilBlockedBy(locker: { query(text: string): Promise<{ ro
     if (Date.now() > deadline) throw new Error(`nothing waited on the lock within ${PATIENCE_MS} ms`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-}
-
-/**
- * vi.waitFor with PATIENCE_MS for its bound: vitest's own default (one second) is a fixed limit that a busy
- * machine trips.
- */
-export function eventually<T>(check: () => T | Promise<T>, options: { interval?: number } = {}): Promise<T> {
-  return vi.waitFor(check, { timeout: PATIENCE_MS, interval: options.interval ?? 50 });
 }

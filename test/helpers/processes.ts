@@ -1,22 +1,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { directUrlOf, underPgBouncer } from './database-urls.js';
 import { PATIENCE_MS } from './patience.js';
+import { freePort } from './free-port.js';
+
+export { freePort };
 
 /** Real server processes for tests that need more than app.inject: several processes, signals, stdout. */
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-
-/** A port that was free a moment ago (the OS picks it; the listener is closed before returning). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 export interface Exit { code: number | null; signal: NodeJS.Signals | null }
 

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { expect } from 'vitest';
 import type { TestApp } from './app.js';
-import { eventually } from './patience.js';
+import { eventually } from './eventually.js';
 
 export interface Received { mailFrom: string; rcptTo: string[]; raw: string }
 

@@ -7,7 +7,7 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 import { signUp } from '../helpers/flows.js';
 import { freePort } from '../helpers/processes.js';
 import { mailCount, outboxRows, parseMessage, receivedBy, startSmtpServer, waitForMail, type SmtpServer } from '../helpers/smtp.js';
-import { eventually } from '../helpers/patience.js';
+import { eventually } from '../helpers/eventually.js';
 
 const SECOND = 1000;
 // A first retry after 0.5 to 1 s of the test clock (which only moves when told), and a job worker that polls quickly.

@@ -8,7 +8,7 @@ import { createOutboxStore } from '../../src/platform/mail/outbox-store.js';
 import { createMetrics } from '../../src/platform/metrics.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { outboxRows, parseMessage, startSmtpServer, waitForMail, type SmtpServer } from '../helpers/smtp.js';
-import { eventually } from '../helpers/patience.js';
+import { eventually } from '../helpers/eventually.js';
 
 const SECOND = 1000;
 const JOBS = { pollIntervalMs: 20, leaseMs: 60 * SECOND };

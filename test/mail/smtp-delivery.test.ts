@@ -5,7 +5,7 @@ import { PASSWORD } from '../helpers/given.js';
 import { freePort } from '../helpers/processes.js';
 import { signUp } from '../helpers/flows.js';
 import { mailCount, outboxRows, parseMessage, startSmtpServer, waitForMail, type SmtpServer } from '../helpers/smtp.js';
-import { eventually } from '../helpers/patience.js';
+import { eventually } from '../helpers/eventually.js';
 
 const SENDER = 'Gatehouse Test <auth@gatehouse.example>';
 // The job worker looks for due jobs this often in these tests (5 s in production; queued mail wakes it at once).

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { eventually } from '../helpers/patience.js';
+import { eventually } from '../helpers/eventually.js';
 import { spawnServer, type ServerProcess } from '../helpers/processes.js';
 import { startServerPair, type PairEnv, type ServerPair } from '../helpers/server-pair.js';
 

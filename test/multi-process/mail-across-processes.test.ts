@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PASSWORD } from '../helpers/given.js';
 import { startServerPair, type PairEnv, type ServerPair } from '../helpers/server-pair.js';
 import { receivedBy, startSmtpServer, type SmtpServer } from '../helpers/smtp.js';
-import { eventually } from '../helpers/patience.js';
+import { eventually } from '../helpers/eventually.js';
 
 const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
 const SIGN_UPS = 30;

@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PASSWORD } from '../helpers/given.js';
-import { eventually } from '../helpers/patience.js';
+import { eventually } from '../helpers/eventually.js';
 import type { ServerProcess } from '../helpers/processes.js';
 import { startServerPair, type PairEnv as Env, type ServerPair } from '../helpers/server-pair.js';
 

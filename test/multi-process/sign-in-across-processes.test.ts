@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PASSWORD } from '../helpers/given.js';
-import { eventually } from '../helpers/patience.js';
+import { eventually } from '../helpers/eventually.js';
 import { startServerPair, type PairEnv, type ServerPair } from '../helpers/server-pair.js';
 
 // The sign-in budgets are reserved in the database before the hash, so they must hold when a burst is

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSealer } from '../../src/platform/crypto/encryption.js';
-import { eventually } from '../helpers/patience.js';
+import { eventually } from '../helpers/eventually.js';
 import { spawnServer, type ServerProcess } from '../helpers/processes.js';
 import { PAIR_ENCRYPTION_KEY, startServerPair, type PairEnv, type ServerPair } from '../helpers/server-pair.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';

@@ -7,7 +7,7 @@ import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseEnv, directUrlOf } from '../helpers/database-urls.js';
-import { eventually } from '../helpers/patience.js';
+import { eventually } from '../helpers/eventually.js';
 import { freePort, spawnServer, type ServerProcess } from '../helpers/processes.js';
 import { authorizeAt, startScriptableProvider, type ScriptableProvider } from '../helpers/scriptable-provider.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';

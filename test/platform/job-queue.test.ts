@@ -5,7 +5,7 @@ import type { Database, Db } from '../../src/platform/db/database.js';
 import { enqueueJob } from '../../src/platform/jobs/queue.js';
 import { createJobsStore } from '../../src/platform/jobs/store.js';
 import { createJobWorker, JOB_WORKER_DEFAULTS, type ExternalJobHandler, type JobHandler } from '../../src/platform/jobs/worker.js';
-import { eventually } from '../helpers/patience.js';
+import { eventually } from '../helpers/eventually.js';
 import { openTestDatabase, startTestApp, type TestApp } from '../helpers/app.js';
 
 /** The queue on its own: a worker over the file's own database with handlers of the test's making. */
