@@ -164,9 +164,10 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
           changes.name = joinName(body.firstName === undefined ? current.firstName : body.firstName, body.lastName === undefined ? current.lastName : body.lastName);
         }
         if (unsafeMetadata) changes.unsafeMetadata = mergeBags(bagsOf(current), { unsafeMetadata }).unsafeMetadata;
-        const changed = unlessTaken(await store.updateProfile(environmentId, userId, changes, clock.now()));
+        const now = clock.now(); // one time for the change and its mirror: an email verified at it enrolls (organization-domains)
+        const changed = unlessTaken(await store.updateProfile(environmentId, userId, changes, now));
         if (!changed) throw userNotFound(); // cannot happen under the lock; never query outside the transaction here
-        const updated = email === undefined ? changed : await mirrored(trx, environmentId, changed, clock.now());
+        const updated = email === undefined ? changed : await mirrored(trx, environmentId, changed, now);
         const fields = changedFields(current, updated, passwordHash !== undefined);
         if (fields.length > 0) await recordUserEvent(trx, environmentId, userId, 'user.updated', by, { changedFields: fields });
         if (unsafeMetadata) await recordMetadataChange(trx, environmentId, current, updated, { unsafeMetadata }, by);
@@ -240,7 +241,8 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
     /** Completes a pending registration whose emailed code was right; undefined unless the user is active. */
     completeRegistration: (environmentId: string, userId: string, context: RequestContext) =>
       inTransaction(db, async (trx) => {
-        const user = await mirrored(trx, environmentId, await createUsersStore(trx).completeRegistration(environmentId, userId, clock.now()), clock.now());
+        const now = clock.now();
+        const user = await mirrored(trx, environmentId, await createUsersStore(trx).completeRegistration(environmentId, userId, now), now);
         if (user) await recordUserEvent(trx, environmentId, userId, 'user.email_verified', userCaller(userId, context));
         return user;
       }),
