@@ -24,7 +24,7 @@ CREATE UNIQUE INDEX organization_domains_organization_domain_key ON organization
 CREATE UNIQUE INDEX organization_domains_verified_key ON organization_domains (environment_id, domain) WHERE verified_at IS NOT NULL;
 
 -- The changes of a domain are webhook events (see 0028): their audit actions make types of the same name.
--- rolling-upgrade: new rows for actions only this version records; the previous version's processes never record them.
+-- Only this version records these actions, so the rows change nothing for the previous version's processes.
 INSERT INTO webhook_event_sources (action, type) VALUES
   ('organization_domain.created', 'organization_domain.created'),
   ('organization_domain.verified', 'organization_domain.verified'),
