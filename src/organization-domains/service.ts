@@ -26,11 +26,13 @@ const record = (trx: Db, environmentId: string, action: string, domain: Organiza
   }, now);
 
 /**
- * Automatic enrollment, in the caller's transaction, whenever a user's email or its verification changed
- * (users/accounts.ts `mirrored`): when the primary email became verified in this very change (its
- * verification time is this transaction's `now`) and a verified domain with `automatic` enrollment matches
- * it, the user joins that organization with the default role. A user verified earlier is not enrolled
- * behind their back; they see the organization as a suggestion instead.
+ * Automatic enrollment, in the caller's transaction, after a change that may have verified a user's primary
+ * email and after that change's own event (so a receiver learns of the user before of the membership): a
+ * user created with a verified email, an email verified by a code, a provider or a password reset, or set
+ * through the Server API. When the primary email became verified in this very change (its verification
+ * time is the change's `now`, which the caller passes) and a verified domain with `automatic` enrollment
+ * matches it, the user joins that organization with the default role. A user verified earlier is not
+ * enrolled behind their back; they see the organization as a suggestion instead.
  */
 export async function enrollByVerifiedEmail(trx: Db, environmentId: string, user: { id: string; status: string; email: string | null; emailVerifiedAt: string | null }, now: Date) {
   if (user.status !== 'active' || !user.email || user.emailVerifiedAt !== now.toISOString()) return;

@@ -2,7 +2,6 @@ import type { Selectable } from 'kysely';
 import { uuidv7 } from 'uuidv7';
 import { mirrorPrimaryAddress } from '../email-addresses/primary.js';
 import type { EnvironmentSettings } from '../environments/settings.js';
-import { enrollByVerifiedEmail } from '../organization-domains/service.js';
 import { hashPassword } from '../platform/crypto/passwords.js';
 import type { Db } from '../platform/db/database.js';
 import type { UserRow } from '../platform/db/tables.js';
@@ -64,13 +63,10 @@ export async function insertUser(trx: Db, environmentId: string, user: NewUser, 
 
 /**
  * The user after a change of users.email or users.email_verified_at, its primary address made to match
- * in the same transaction; 409 email_taken when another live user holds the email as an address. `now` is
- * the time the change wrote: an email verified at exactly that time was verified by this change, and
- * enrolls the user where a verified domain says so (organization-domains).
+ * in the same transaction; 409 email_taken when another live user holds the email as an address.
  */
 export async function mirrored<T extends User | undefined>(trx: Db, environmentId: string, user: T, now: Date): Promise<T> {
   if (user && (await mirrorPrimaryAddress(trx, environmentId, user, now)) === 'email_taken') throw emailTaken();
-  if (user) await enrollByVerifiedEmail(trx, environmentId, user, now);
   return user;
 }
 
