@@ -4,6 +4,7 @@ import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
 import { PASSWORD } from '../helpers/given.js';
 import { PATIENCE_MS } from '../helpers/patience.js';
 import { storedRoles } from '../organizations/support.js';
+import { givenEndpoint } from '../webhooks/given-endpoint.js';
 import { addDomain, createOrganization, expectProblem, verifiedDomain } from './support.js';
 
 /** The 6-digit code of the newest mail to this address. */
@@ -17,7 +18,8 @@ describe('enrollment by verified domain', () => {
   let dns: TestDnsServer;
   beforeAll(async () => {
     dns = await startDnsServer();
-    t = await startTestApp({ dns: { servers: [dns.address], timeoutMs: PATIENCE_MS } });
+    // No job worker: the webhook tests read the deliveries' jobs as they were queued.
+    t = await startTestApp({ dns: { servers: [dns.address], timeoutMs: PATIENCE_MS }, jobsInBackground: false });
   });
   afterAll(async () => { await t?.close(); await dns?.close(); });
 
@@ -65,6 +67,23 @@ describe('enrollment by verified domain', () => {
       expect((await t.server(env).patch(`/users/${moved.id}`, { email: 'grace@server-auto.example' })).statusCode).toBe(200);
 
       expect(await storedRoles(t, env, org.id)).toMatchObject({ [created.id]: 'member', [moved.id]: 'member' });
+    });
+
+    it('sends the user.created webhook before the organization_membership.created of the enrollment', async () => {
+      const env = await t.given.environment();
+      const { org } = await organizationWithDomain(env, 'ordered.example', 'automatic');
+      await givenEndpoint(t.db, env, 'http://127.0.0.1:9/never', { eventTypes: ['user.created', 'organization_membership.created'] });
+      const user = await t.given.user(env, { email: 'ada@ordered.example' });
+
+      // In the order their deliveries are sent: their jobs' (one endpoint's jobs go in queue order).
+      const events = await t.db.selectFrom('webhook_events as v')
+        .innerJoin('webhook_deliveries as d', (join) => join.onRef('d.environment_id', '=', 'v.environment_id').onRef('d.event_id', '=', 'v.id'))
+        .innerJoin('jobs as j', (join) => join.onRef('j.environment_id', '=', 'd.environment_id').onRef('j.id', '=', 'd.job_id'))
+        .select(['v.type', 'v.data']).where('v.environment_id', '=', env.id).orderBy('j.seq').execute();
+      expect(events.map((e) => [e.type, (e.data as any).targets])).toEqual([
+        ['user.created', [{ type: 'user', id: user.id }]],
+        ['organization_membership.created', [{ type: 'organization', id: org.id }, { type: 'user', id: user.id }]],
+      ]);
     });
 
     it('enrolls nobody through an unverified domain, a domain in another mode, or a subdomain', async () => {

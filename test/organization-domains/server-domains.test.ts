@@ -11,7 +11,8 @@ describe('Server API: organization domains', () => {
   beforeAll(async () => {
     dns = await startDnsServer();
     // The loopback server answers at once; the bound is only there for a lookup that never comes back.
-    t = await startTestApp({ dns: { servers: [dns.address], timeoutMs: PATIENCE_MS } });
+    // No job worker: the webhook tests read the deliveries' jobs as they were queued.
+    t = await startTestApp({ dns: { servers: [dns.address], timeoutMs: PATIENCE_MS }, jobsInBackground: false });
   });
   afterAll(async () => { await t?.close(); await dns?.close(); });
 
