@@ -1,8 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { DateTime, Nullable, Uuid } from '../platform/http/common-schemas.js';
 
-export const ENROLLMENT_MODES = ['none', 'suggest', 'automatic'] as const;
-export const Enrollment = Type.Union(ENROLLMENT_MODES.map((mode) => Type.Literal(mode)), {
+export const Enrollment = Type.Union([Type.Literal('none'), Type.Literal('suggest'), Type.Literal('automatic')], {
   description: 'What the verified domain does for users whose verified primary email is at it: `none`; `suggest` (the organization is '
     + 'suggested to them on the client plane and they may join); `automatic` (they become members with the default role when that email is '
     + 'verified: at sign-up, by a code, a provider or the Server API; users verified before get it as a suggestion). Only a verified domain enrolls.',
