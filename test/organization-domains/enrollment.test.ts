@@ -191,7 +191,7 @@ describe('enrollment by verified domain', () => {
       expect((await t.server(env).patch(`/users/${early.id}`, { email: 'early@changing.example' })).statusCode).toBe(200); // enrolled too
       expect(await storedRoles(t, env, org.id)).toMatchObject({ [member.id]: 'member', [early.id]: 'member' });
       expect((await t.server(env).delete(`/organizations/${org.id}/members/${early.id}`)).statusCode).toBe(204);
-      const client = t.client(env, { token: (await t.given.session(env, early)).token });
+      const client = t.client(env, { token: (await t.given.session(env, { ...early, email: 'early@changing.example' })).token });
       expect((await client.get('/me/organization-suggestions')).json().items).toHaveLength(1);
 
       expect((await t.server(env).patch(`/organizations/${org.id}/domains/${domain.id}`, { enrollment: 'none' })).statusCode).toBe(200);
