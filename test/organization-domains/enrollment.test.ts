@@ -3,6 +3,7 @@ import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
 import { PASSWORD } from '../helpers/given.js';
 import { PATIENCE_MS } from '../helpers/patience.js';
+import { NEW_PASSWORD, passwordReset } from '../auth/support.js';
 import { storedRoles } from '../organizations/support.js';
 import { givenEndpoint } from '../webhooks/given-endpoint.js';
 import { addDomain, createOrganization, expectProblem, verifiedDomain } from './support.js';
@@ -67,6 +68,21 @@ describe('enrollment by verified domain', () => {
       expect((await t.server(env).patch(`/users/${moved.id}`, { email: 'grace@server-auto.example' })).statusCode).toBe(200);
 
       expect(await storedRoles(t, env, org.id)).toMatchObject({ [created.id]: 'member', [moved.id]: 'member' });
+    });
+
+    it('enrolls a signed-up user whose unverified email a password reset proves, and only then', async () => {
+      const env = await t.given.environment({ emailVerificationRequired: false });
+      const { org } = await organizationWithDomain(env, 'reset.example', 'automatic');
+      const signedUp = await t.client(env).post('/auth/sign-up?_is_native=true', { email: 'ada@reset.example', password: PASSWORD });
+      expect(signedUp.statusCode, signedUp.body).toBe(201);
+      const userId = signedUp.json().user.id;
+      expect(await storedRoles(t, env, org.id)).not.toHaveProperty(userId);
+
+      const { reset, requestCode } = passwordReset(() => t);
+      const res = await reset(env, { email: 'ada@reset.example', code: await requestCode(env, 'ada@reset.example'), newPassword: NEW_PASSWORD });
+
+      expect(res.statusCode, res.body).toBe(200);
+      expect((await storedRoles(t, env, org.id))[userId]).toBe('member');
     });
 
     it('sends the user.created webhook before the organization_membership.created of the enrollment', async () => {

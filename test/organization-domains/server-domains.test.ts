@@ -175,6 +175,24 @@ describe('Server API: organization domains', () => {
       expect((await t.server(env).get(`${domains(second.id)}/${early.id}`)).json().verified).toBe(false);
     });
 
+    it('lets exactly one of two organizations verifying the same domain at once win; the other gets 409 domain_taken', async () => {
+      const env = await t.given.environment();
+      const [first, second] = [await createOrganization(t, env), await createOrganization(t, env)];
+      const [a, b] = [await addDomain(t, env, first.id, 'race.example'), await addDomain(t, env, second.id, 'race.example')];
+      publish(dns, a);
+      publish(dns, b);
+
+      const answers = await Promise.all([
+        t.server(env).post(`${domains(first.id)}/${a.id}/verify`), t.server(env).post(`${domains(second.id)}/${b.id}/verify`),
+      ]);
+
+      expect(answers.map((res) => res.statusCode).sort()).toEqual([200, 409]);
+      expect(answers.find((res) => res.statusCode === 409)!.json().properties.code).toBe('domain_taken');
+      const verified = await t.db.selectFrom('organization_domains').select('organization_id')
+        .where('environment_id', '=', env.id).where('domain', '=', 'race.example').where('verified_at', 'is not', null).execute();
+      expect(verified).toHaveLength(1);
+    });
+
     it('lets organizations of different environments verify the same domain', async () => {
       const [one, two] = [await t.given.environment(), await t.given.environment()];
       const a = await verifiedDomain(t, one, dns, (await createOrganization(t, one)).id, 'shared.example');
