@@ -4,6 +4,7 @@ import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
 import { PASSWORD } from '../helpers/given.js';
 import { PATIENCE_MS } from '../helpers/patience.js';
 import { NEW_PASSWORD, passwordReset } from '../auth/support.js';
+import { invite, invitingEnvironment } from '../invitations/support.js';
 import { storedRoles } from '../organizations/support.js';
 import { givenEndpoint } from '../webhooks/given-endpoint.js';
 import { addDomain, createOrganization, expectProblem, verifiedDomain } from './support.js';
@@ -83,6 +84,15 @@ describe('enrollment by verified domain', () => {
 
       expect(res.statusCode, res.body).toBe(200);
       expect((await storedRoles(t, env, org.id))[userId]).toBe('member');
+    });
+
+    it('enrolls a user who signs up from an environment invitation to an email at the domain', async () => {
+      const env = await invitingEnvironment(t);
+      const { org } = await organizationWithDomain(env, 'invited.example', 'automatic');
+      const { token } = await invite(t, env, { email: 'ada@invited.example' });
+      const res = await t.client(env).post('/auth/invitation/password-signup?_is_native=true', { token, password: PASSWORD, legalConsentAccepted: true });
+      expect(res.statusCode, res.body).toBe(201);
+      expect((await storedRoles(t, env, org.id))[res.json().user.id]).toBe('member');
     });
 
     it('sends the user.created webhook before the organization_membership.created of the enrollment', async () => {
