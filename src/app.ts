@@ -36,6 +36,9 @@ import { createEmailAddressesService } from './email-addresses/service.js';
 import { allowedOriginsServerRoutes, environmentClientRoutes, environmentsAdminRoutes } from './environments/routes.js';
 import { adminTokenMatches, createEnvironmentsService } from './environments/service.js';
 import { invitationsServerRoutes } from './invitations/routes.js';
+import { createTxtLookup, type DnsOptions } from './organization-domains/dns.js';
+import { organizationDomainsClientRoutes, organizationDomainsServerRoutes } from './organization-domains/routes.js';
+import { createOrganizationDomainsService } from './organization-domains/service.js';
 import { organizationInvitationsClientRoutes, organizationInvitationsServerRoutes } from './organization-invitations/routes.js';
 import { createOrganizationInvitationsService } from './organization-invitations/service.js';
 import { createMemberActions } from './organizations/member-actions.js';
@@ -128,6 +131,8 @@ export interface AppOptions {
   webhooks?: { sender?: Partial<SenderOptions>; delivery?: Partial<WebhookDeliveryOptions> };
   /** False leaves the job worker off, so jobs run only when app.runJobs() is called (tests that look at a job's state before it runs). */
   jobsInBackground?: boolean;
+  /** The DNS servers and timeout of domain verification (GATEHOUSE_DNS_SERVERS, GATEHOUSE_DNS_TIMEOUT_MS); tests point it at their own server. */
+  dns?: DnsOptions;
   /** The origin people reach the service at (GATEHOUSE_BASE_URL), for links such as an operator's set-password link; default the request's. */
   baseUrl?: string;
 }
@@ -189,6 +194,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     auditRetentions: () => environments.auditRetentions(),
   });
   const organizations = createOrganizationsService({ db, clock, users, environments });
+  const organizationDomains = createOrganizationDomainsService({ db, clock, organizations, lookupTxt: createTxtLookup(options.dns) });
   const organizationInvitations = createOrganizationInvitationsService({ db, clock, mailer, limiter, environments, organizations, users });
   const impersonation = createImpersonationService({ db, clock, environments, users, metrics });
   const sessionTokens = createSessionTokensService({ db, clock, sealer, notifications: options.notifications, environments, sessions });
@@ -287,6 +293,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     auditServerRoutes(audit),
     organizationsServerRoutes(organizations),
     organizationInvitationsServerRoutes(organizationInvitations),
+    organizationDomainsServerRoutes(organizationDomains),
     impersonationServerRoutes(impersonation),
     sessionTokensServerRoutes(sessionTokens),
     oauthServerRoutes(oauth),
@@ -301,7 +308,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     resolveEnvironment: (host) => environments.findByHost(host),
     authenticateSession: (environmentId, token) => sessions.authenticate(environmentId, token),
     publicRoutes: [...signInRoutes, sessionTokensPublicRoutes(sessionTokens), environmentClientRoutes(environments, oauth.listEnabled)],
-    sessionRoutes: [usersClientRoutes(users), emailAddressesClientRoutes(emailAddresses), accountClientRoutes(account), factorsClientRoutes(factors), passkeysClientRoutes(passkeys), sessionsClientRoutes(sessions), signOutRoutes(sessions), organizationsClientRoutes(memberActions), organizationInvitationsClientRoutes(organizationInvitations), sessionTokensClientRoutes(sessionTokens), oauthSessionRoutes(oauth), dataRequestsClientRoutes(dataRequests)],
+    sessionRoutes: [usersClientRoutes(users), emailAddressesClientRoutes(emailAddresses), accountClientRoutes(account), factorsClientRoutes(factors), passkeysClientRoutes(passkeys), sessionsClientRoutes(sessions), signOutRoutes(sessions), organizationsClientRoutes(memberActions), organizationInvitationsClientRoutes(organizationInvitations), organizationDomainsClientRoutes(organizationDomains), sessionTokensClientRoutes(sessionTokens), oauthSessionRoutes(oauth), dataRequestsClientRoutes(dataRequests)],
   }), { prefix: '/_svc' });
 
   const hostedPages = createHostedPages({ passwords, codes, secondStep, invitationSignUps, invitations, organizationInvitations, sessions, users, providers: oauth.listEnabled,

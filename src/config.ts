@@ -8,6 +8,7 @@ import type { DatabaseOptions } from './platform/db/database.js';
 import { STATEMENT_LIMITS } from './platform/db/pool.js';
 import { POOLERS, poolerBetween } from './platform/db/pooler.js';
 import { JOB_WORKER_DEFAULTS } from './platform/jobs/worker.js';
+import { DNS_TIMEOUT_MS } from './organization-domains/dns.js';
 import { HOUSEKEEPING_DEFAULTS, type Housekeeping } from './platform/maintenance.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -36,11 +37,20 @@ const ConfigSchema = Type.Object({
   webhookPrivateTargets: Type.Union([Type.Literal('allow'), Type.Literal('deny')]),
   jobWorker: Type.Union([Type.Literal('on'), Type.Literal('off'), Type.Literal('only')]),
   baseUrl: Type.Optional(Type.String({ pattern: '^https?://[^/]+$' })),
+  dnsServers: Type.Array(Type.String()),
+  dnsTimeoutMs: Type.Integer({ minimum: 100, maximum: 60_000 }),
 });
 export type Config = Static<typeof ConfigSchema>;
 type Key = keyof Config;
 
 export class ConfigError extends Error {}
+
+/** A DNS server as Resolver.setServers takes it: an IP address, `IPv4:port` or `[IPv6]:port` (never a host name). */
+export function isDnsServerEntry(entry: string): boolean {
+  const match = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(entry) ?? /^([^:]+)(?::(\d{1,5}))?$/.exec(entry);
+  if (!match) return isIP(entry) === 6;
+  return isIP(match[1]!) !== 0 && (match[2] === undefined || (Number(match[2]) >= 1 && Number(match[2]) <= 65535));
+}
 
 /** The names proxy-addr (Fastify's trustProxy) expands to address ranges. */
 const PROXY_KEYWORDS = ['loopback', 'linklocal', 'uniquelocal'];
@@ -94,6 +104,11 @@ const VARIABLES: Record<Key, { name: string; rule: string; check?: (value: never
   jobLeaseSeconds: { name: 'GATEHOUSE_JOB_LEASE_SECONDS', rule: 'must be a whole number of seconds from 1 to 3600' },
   webhookPrivateTargets: { name: 'GATEHOUSE_WEBHOOK_PRIVATE_TARGETS', rule: 'must be allow or deny' },
   jobWorker: { name: 'GATEHOUSE_JOB_WORKER', rule: "must be on (this process serves HTTP and runs the job queue's worker), off (HTTP only) or only (a worker process: jobs only, no HTTP; needs DATABASE_URL)" },
+  dnsServers: {
+    name: 'GATEHOUSE_DNS_SERVERS', rule: 'must be comma-separated DNS server addresses with an optional port, such as 1.1.1.1,127.0.0.1:5353,[::1]:53',
+    check: (entries: string[]) => entries.every(isDnsServerEntry),
+  },
+  dnsTimeoutMs: { name: 'GATEHOUSE_DNS_TIMEOUT_MS', rule: 'must be a whole number of milliseconds from 100 to 60000' },
   baseUrl: { name: 'GATEHOUSE_BASE_URL', rule: 'must be the origin people reach the service at, such as https://auth.example.com (no path)', check: URL.canParse },
 };
 
@@ -129,6 +144,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     webhookPrivateTargets: env.GATEHOUSE_WEBHOOK_PRIVATE_TARGETS || (env.DATABASE_URL ? 'deny' : 'allow'),
     jobWorker: env.GATEHOUSE_JOB_WORKER || 'on',
     baseUrl: env.GATEHOUSE_BASE_URL?.replace(/\/+$/, '') || undefined,
+    // Domain verification's resolvers; none: the system's (what /etc/resolv.conf names).
+    dnsServers: (env.GATEHOUSE_DNS_SERVERS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    dnsTimeoutMs: wholeNumber(env.GATEHOUSE_DNS_TIMEOUT_MS, DNS_TIMEOUT_MS),
   };
   const lines = (Object.keys(VARIABLES) as Key[]).flatMap((key) => {
     const value = raw[key];

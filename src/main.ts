@@ -63,6 +63,7 @@ async function main() {
     metricsExposure: config.metricsPort ? { on: 'own_port' } : { on: 'app', token: config.metricsToken }, encryptionKey,
     housekeeping: housekeepingOf(config), jobs: { leaseMs: config.jobLeaseSeconds * 1000 }, baseUrl: config.baseUrl,
     webhooks: { sender: { privateTargets: config.webhookPrivateTargets } }, jobsInBackground: config.jobWorker !== 'off',
+    dns: { servers: config.dnsServers, timeoutMs: config.dnsTimeoutMs },
   });
   if (config.jobWorker === 'only') return runWorkerOnly(app, database, metrics, config);
   // A key on the embedded database is a developer's; on a shared one, output that is not a terminal goes to a log.

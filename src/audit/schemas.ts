@@ -67,7 +67,7 @@ const Target = Type.Object({ type: Type.String(), id: Nullable(Type.String()) })
 const Producer = Type.Object({
   type: Type.String({ description: '`secret_key` for appended events; `gatehouse` for the service\'s own trail.' }),
   keyId: Type.Optional(Uuid),
-  via: Type.Optional(Type.String({ description: 'Own trail: `server_api`, `client_api`, `admin_api`, `cli`, `bootstrap` or `job` (the background job queue).' })),
+  via: Type.Optional(Type.String({ description: 'Own trail: `server_api`, `client_api`, `admin_api`, `cli`, `bootstrap`, `job` (the background job queue) or `enrollment` (the automatic enrollment of a verified domain).' })),
 }, { description: 'Who wrote the event: the secret key (by id, never the secret) that appended it, or Gatehouse itself.' });
 
 export const AuditEvent = Type.Object({

@@ -9,6 +9,7 @@ import { inTransaction, transactionWithLock, type Db } from '../platform/db/data
 import type { ClientEnvironment, SessionContext } from '../platform/http/planes.js';
 import { ProblemError } from '../platform/http/problem.js';
 import type { Metrics } from '../platform/metrics.js';
+import { enrollByVerifiedEmail } from '../organization-domains/service.js';
 import { revokeAllSessions } from '../sessions/service.js';
 import { insertUser, joinName, lockLiveUserByEmail, lockUserCredentials, normalizeEmail, proveEmailByProvider } from '../users/accounts.js';
 import type { User } from '../users/schemas.js';
@@ -114,9 +115,11 @@ export function createOAuthService({ db, clock, sealer, relyingParty, users, met
     if (!profile.email || !profile.emailVerified || !env.settings.oauthLinkVerifiedEmails) return undefined;
     const user = await lockLiveUserByEmail(trx, env.id, profile.email);
     if (!user || user.emailVerifiedAt !== null || user.status !== 'active') return user;
-    const proven = (await proveEmailByProvider(trx, env.id, user.id, clock.now()))!;
-    const revokedSessions = await revokeAllSessions(trx, env.id, user.id, clock.now());
+    const now = clock.now();
+    const proven = (await proveEmailByProvider(trx, env.id, user.id, now))!;
+    const revokedSessions = await revokeAllSessions(trx, env.id, user.id, now);
     await recordUserEvent(trx, env.id, user.id, 'user.email_verified', userCaller(user.id, context), { via: 'oauth', passwordRemoved: true, revokedSessions });
+    await enrollByVerifiedEmail(trx, env.id, proven, now);
     return proven;
   }
 
@@ -135,6 +138,7 @@ export function createOAuthService({ db, clock, sealer, relyingParty, users, met
       throw err;
     });
     await recordUserEvent(trx, env.id, user.id, 'user.signed_up', userCaller(user.id, context), { method: 'oauth', provider: providerId });
+    await enrollByVerifiedEmail(trx, env.id, user, now);
     return user;
   }
 

@@ -40,6 +40,36 @@ export async function joinOrganization(trx: Db, environmentId: string, organizat
   return member;
 }
 
+/**
+ * The role a member gets when nobody chose one (enrollment by a verified domain): `member` when the
+ * organization's set has it, else the set's role with the fewest permissions, never `owner`.
+ */
+export const defaultRoleOf = (set: RoleSet): Role | undefined =>
+  set.roles.find((r) => r.key === 'member')
+  ?? set.roles.filter((r) => r.key !== OWNER).sort((a, b) => a.permissions.length - b.permissions.length)[0];
+
+/**
+ * Makes an active user a member with the default role, in the caller's transaction (a verified domain's
+ * enrollment): locks the organization first, as every membership change does. The membership, or
+ * 'already_member', or undefined when the organization is gone, the user is not active or the set has no
+ * role to give. `metadata` goes into the recorded event beside the role.
+ */
+export async function enrollMember(trx: Db, environmentId: string, organizationId: string, userId: string, by: Caller, now: Date, metadata: JsonObject) {
+  const store = createOrganizationsStore(trx);
+  const org = await store.lock(environmentId, organizationId);
+  const roleSet = org && (org.roleSetId ? await store.findRoleSet(environmentId, org.roleSetId) : DEFAULT_ROLE_SET);
+  const role = roleSet && defaultRoleOf(roleSet);
+  if (!role) return undefined;
+  const member = await store.insertMembership(environmentId, organizationId, userId, role, { publicMetadata: {}, privateMetadata: {} }, now);
+  if (member && member !== 'already_member') {
+    await recordOwnEvent(trx, environmentId, {
+      action: 'organization_membership.created', ...by, metadata: { role: role.key, ...metadata },
+      targets: [{ type: 'organization', id: organizationId }, { type: 'user', id: userId }],
+    }, now);
+  }
+  return member && member !== 'already_member' ? { member, organization: org! } : member;
+}
+
 /** Per bag a patch names, its top-level keys (never the values): what a metadata change records. */
 const keysNamed = (patch: MetadataPatchBody) =>
   Object.fromEntries(Object.entries(patch).filter(([, bag]) => bag).map(([name, bag]) => [name, Object.keys(bag!).sort()]));

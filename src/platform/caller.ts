@@ -16,7 +16,7 @@ export interface CallerContext { ipAddress: string | null; userAgent: string | n
 export interface RequestContext extends CallerContext { ipAddress: string }
 
 /** The way a change came in; recorded as the producer of the event it writes. */
-export type Channel = 'server_api' | 'client_api' | 'admin_api' | 'cli' | 'bootstrap' | 'job';
+export type Channel = 'server_api' | 'client_api' | 'admin_api' | 'cli' | 'bootstrap' | 'job' | 'enrollment';
 
 /** Everything a service needs to attribute a change: passed from the route (or the CLI) to the service. */
 export interface Caller { actor: Actor; context: CallerContext; via: Channel }

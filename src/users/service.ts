@@ -12,6 +12,7 @@ import { assertMetadataBudget, mergeBags } from '../platform/metadata.js';
 import type { ListSessionsQuery } from '../sessions/schemas.js';
 import { revokeAllSessions, type SessionsService } from '../sessions/service.js';
 import { releaseEmailAddresses } from '../email-addresses/primary.js';
+import { enrollByVerifiedEmail } from '../organization-domains/service.js';
 import { checkedPasswordHash, insertUser, joinName, mirrored, normalizeEmail, refuseLastOwner } from './accounts.js';
 import { emailRequired, emailTaken, nameRequired, userDeleted, userNotFound } from './errors.js';
 import type { CreateUserBody, MetadataPatchBody, UpdateMeBody, UpdateUserBody, User, UserFilter } from './schemas.js';
@@ -126,6 +127,7 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
           firstName: body.firstName ?? null, lastName: body.lastName ?? null, name: joinName(body.firstName, body.lastName), ...bags,
         }, now);
         await recordUserEvent(trx, environmentId, user.id, 'user.created', by, { hasPassword: passwordHash !== null });
+        await enrollByVerifiedEmail(trx, environmentId, user, now);
         return user;
       });
     },
@@ -164,11 +166,13 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
           changes.name = joinName(body.firstName === undefined ? current.firstName : body.firstName, body.lastName === undefined ? current.lastName : body.lastName);
         }
         if (unsafeMetadata) changes.unsafeMetadata = mergeBags(bagsOf(current), { unsafeMetadata }).unsafeMetadata;
-        const changed = unlessTaken(await store.updateProfile(environmentId, userId, changes, clock.now()));
+        const now = clock.now(); // one time for the change and the enrollment check: an email verified at it enrolls
+        const changed = unlessTaken(await store.updateProfile(environmentId, userId, changes, now));
         if (!changed) throw userNotFound(); // cannot happen under the lock; never query outside the transaction here
-        const updated = email === undefined ? changed : await mirrored(trx, environmentId, changed, clock.now());
+        const updated = email === undefined ? changed : await mirrored(trx, environmentId, changed, now);
         const fields = changedFields(current, updated, passwordHash !== undefined);
         if (fields.length > 0) await recordUserEvent(trx, environmentId, userId, 'user.updated', by, { changedFields: fields });
+        await enrollByVerifiedEmail(trx, environmentId, updated, now);
         if (unsafeMetadata) await recordMetadataChange(trx, environmentId, current, updated, { unsafeMetadata }, by);
         return updated;
       });
@@ -240,8 +244,10 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
     /** Completes a pending registration whose emailed code was right; undefined unless the user is active. */
     completeRegistration: (environmentId: string, userId: string, context: RequestContext) =>
       inTransaction(db, async (trx) => {
-        const user = await mirrored(trx, environmentId, await createUsersStore(trx).completeRegistration(environmentId, userId, clock.now()), clock.now());
+        const now = clock.now();
+        const user = await mirrored(trx, environmentId, await createUsersStore(trx).completeRegistration(environmentId, userId, now), now);
         if (user) await recordUserEvent(trx, environmentId, userId, 'user.email_verified', userCaller(userId, context));
+        if (user) await enrollByVerifiedEmail(trx, environmentId, user, now);
         return user;
       }),
 

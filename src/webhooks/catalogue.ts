@@ -25,6 +25,10 @@ export const WEBHOOK_EVENT_TYPES = {
   'organization_invitation.created': 'An invitation to an organization was sent.',
   'organization_invitation.accepted': 'An invitation to an organization was accepted.',
   'organization_invitation.revoked': 'An invitation to an organization was revoked.',
+  'organization_domain.created': 'A domain was added to an organization (unverified).',
+  'organization_domain.verified': "An organization's domain was verified by its DNS TXT record.",
+  'organization_domain.updated': "An organization's domain changed its enrollment mode.",
+  'organization_domain.deleted': 'A domain was removed from an organization.',
   'factor.added': 'A user added a second factor (TOTP, backup codes) or a passkey.',
   'factor.removed': "A user's second factor or passkey was removed, or an operator reset their factors.",
   'impersonation.redeemed': 'An impersonation token was redeemed: a session acting as the user started.',
@@ -41,6 +45,7 @@ const example = {
   organization: { type: 'organization', id: '01964c4f-0c22-7b31-9e4f-7d2e3f4a5b06' },
   invitation: { type: 'invitation', id: '01964c4f-2e44-7d53-9a61-9f4a5b6c7d08' },
   organizationInvitation: { type: 'organization_invitation', id: '01964c4f-3f55-7e64-8b72-a05b6c7d8e09' },
+  organizationDomain: { type: 'organization_domain', id: '01964c4f-6c88-7197-9ea5-d38e9f0a1b2c' },
   impersonation: { type: 'impersonation', id: '01964c4f-4a66-7f75-9c83-b16c7d8e9f0a' },
 };
 
@@ -54,6 +59,7 @@ function exampleTargets(type: WebhookEventType): { type: string; id: string }[] 
   if (area === 'organization_membership') return [example.organization, example.user];
   if (area === 'invitation') return [example.invitation];
   if (area === 'organization_invitation') return [example.organization, example.organizationInvitation];
+  if (area === 'organization_domain') return [example.organization, example.organizationDomain];
   return [example.user];
 }
 

@@ -175,6 +175,8 @@ describe('GET /openapi.json', () => {
     'POST /_svc/organizations/{organizationId}/leave',
     'POST /_svc/organizations/{organizationId}/invitations/{invitationId}/revoke',
     'POST /api/server/v1/organizations/{organizationId}/invitations/{invitationId}/revoke',
+    'POST /api/server/v1/organizations/{organizationId}/domains/{domainId}/verify',
+    'POST /_svc/me/organization-suggestions/{organizationId}/accept',
     'POST /api/server/v1/impersonations/{impersonationId}/revoke',
     'POST /api/admin/v1/environments/{id}/signing-keys/rotate',
     'POST /_svc/sessions/current/token',

@@ -23,7 +23,7 @@ describe('configuration from environment variables', () => {
       port: 3000, host: 'localhost', dataDir: './data', databaseUrl: undefined, databaseDirectUrl: undefined, databasePooler: 'none', adminToken: undefined, smtpUrl: undefined,
       mailFrom: 'Gatehouse <no-reply@gatehouse.localhost>', trustedProxies: [], logLevel: 'info',
       housekeepingIntervalSeconds: 600, retentionSessionsDays: 30, retentionOutboxDays: 7, statementTimeoutMs: 5000, lockTimeoutMs: 2000,
-      jobLeaseSeconds: 60, webhookPrivateTargets: 'allow', jobWorker: 'on',
+      jobLeaseSeconds: 60, webhookPrivateTargets: 'allow', jobWorker: 'on', dnsServers: [], dnsTimeoutMs: 5000,
     });
   });
 

@@ -13,6 +13,7 @@ export const webhookEventTypes = [
   'organization_membership.created', 'organization_membership.updated', 'organization_membership.deleted',
   'invitation.created', 'invitation.accepted', 'invitation.revoked',
   'organization_invitation.created', 'organization_invitation.accepted', 'organization_invitation.revoked',
+  'organization_domain.created', 'organization_domain.verified', 'organization_domain.updated', 'organization_domain.deleted',
   'factor.added', 'factor.removed',
   'impersonation.redeemed',
 ] as const;

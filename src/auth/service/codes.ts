@@ -9,6 +9,7 @@ import type { Mailer } from '../../platform/mail/mailer.js';
 import { composeMail, mailTime } from '../../platform/mail/render.js';
 import type { RateLimiter } from '../../platform/rate-limit.js';
 import { revokeAllSessions } from '../../sessions/service.js';
+import { enrollByVerifiedEmail } from '../../organization-domains/service.js';
 import { applyPasswordReset, checkedPasswordHash, normalizeEmail } from '../../users/accounts.js';
 import type { User } from '../../users/schemas.js';
 import type { UsersService } from '../../users/service.js';
@@ -108,6 +109,7 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, issueSes
       await recordOwnEvent(trx, env.id, {
         action: 'user.password_reset', ...userCaller(userId, context), targets: [{ type: 'user', id: userId }, ...session], metadata: { revokedSessions },
       }, now);
+      await enrollByVerifiedEmail(trx, env.id, user, now); // a reset by the primary email's code proves it
       return result;
     });
   }

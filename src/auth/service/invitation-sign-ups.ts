@@ -4,6 +4,7 @@ import { inTransaction, type Db } from '../../platform/db/database.js';
 import { legalConsentRequired } from '../../invitations/errors.js';
 import type { InvitationSignUpBody } from '../../invitations/schemas.js';
 import { acceptInvitation, type InvitationsService } from '../../invitations/service.js';
+import { enrollByVerifiedEmail } from '../../organization-domains/service.js';
 import type { OrganizationInvitationSignUpBody } from '../../organization-invitations/schemas.js';
 import { acceptOrganizationInvitation, type OrganizationInvitationsService } from '../../organization-invitations/service.js';
 import { userCaller, type RequestContext } from '../../platform/caller.js';
@@ -42,7 +43,9 @@ export function createInvitationSignUps({ db, clock, issueSession, invitations, 
         const user = await insertVerifiedUser(trx, env.id, {
           id: userId, email: accepted.email, passwordHash, name: body.name ?? null, publicMetadata: accepted.publicMetadata,
         }, now);
-        return issueSession(trx, env, user, context, 'invitation', { invitationId: accepted.id });
+        const signedIn = await issueSession(trx, env, user, context, 'invitation', { invitationId: accepted.id });
+        await enrollByVerifiedEmail(trx, env.id, user, now); // after the sign-in, whose event makes the user.created webhook
+        return signedIn;
       }));
     },
 
@@ -56,7 +59,9 @@ export function createInvitationSignUps({ db, clock, issueSession, invitations, 
         let user;
         await acceptOrganizationInvitation(trx, env.id, pending.organizationId, pending.tokenHash, userId, pending.role, userCaller(userId, context), now,
           async (email) => { user = await insertVerifiedUser(trx, env.id, { id: userId, email, passwordHash, name: body.name ?? null, publicMetadata: {} }, now); });
-        return issueSession(trx, env, user!, context, 'organization_invitation', { organizationId: pending.organizationId });
+        const signedIn = await issueSession(trx, env, user!, context, 'organization_invitation', { organizationId: pending.organizationId });
+        await enrollByVerifiedEmail(trx, env.id, user!, now);
+        return signedIn;
       }));
     },
   };

@@ -104,6 +104,12 @@ export interface OrganizationInvitationRow {
   accepted_at: Date | null; accepted_user_id: string | null; revoked_at: Date | null;
 }
 
+export type DomainEnrollment = 'none' | 'suggest' | 'automatic';
+export interface OrganizationDomainRow {
+  environment_id: string; id: string; organization_id: string; domain: string; enrollment: Generated<DomainEnrollment>;
+  verification_token: string; verified_at: Date | null; created_at: Date; updated_at: Date;
+}
+
 export interface ImpersonationRow {
   environment_id: string; id: string; token_hash: Buffer; actor_user_id: string | null; actor_operator_id: string | null;
   target_user_id: string; reason: string; landing_url: string | null; month: string; created_at: Date; expires_at: Date;
@@ -222,6 +228,7 @@ export interface Tables {
   organizations: OrganizationRow;
   organization_memberships: OrganizationMembershipRow;
   organization_invitations: OrganizationInvitationRow;
+  organization_domains: OrganizationDomainRow;
   impersonations: ImpersonationRow;
   impersonation_usage: ImpersonationUsageRow;
   signing_keys: SigningKeyRow;

@@ -595,6 +595,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/server/v1/organizations/{organizationId}/domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the organization's domains (ascending id; limit clamped to 1..100) */
+        get: operations["listOrganizationDomains"];
+        put?: never;
+        /**
+         * Add a domain to the organization (unverified)
+         * @description The domain is normalized (lower case, punycode; a scheme, path or port is dropped). 400 invalid_domain for no domain name or a public suffix (`com`, `co.uk`), 400 free_email_domain for a public mailbox provider (gmail.com); 409 domain_already_added when the organization has it, 409 domain_taken when another organization of the environment has verified it. Publish `verification` as a DNS TXT record, then call verify.
+         */
+        post: operations["createOrganizationDomain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/server/v1/organizations/{organizationId}/domains/{domainId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a domain of the organization */
+        get: operations["getOrganizationDomain"];
+        put?: never;
+        post?: never;
+        /** Remove a domain from the organization (memberships stay) */
+        delete: operations["deleteOrganizationDomain"];
+        options?: never;
+        head?: never;
+        /** Change a domain's enrollment mode */
+        patch: operations["updateOrganizationDomain"];
+        trace?: never;
+    };
+    "/api/server/v1/organizations/{organizationId}/domains/{domainId}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check the domain's DNS TXT record now
+         * @description Looks the TXT record up now (GATEHOUSE_DNS_SERVERS, else the system resolvers). 200 verified when it holds `verification.value`; 422 domain_not_verified otherwise, with `lookedUp`, `expected`, `found` and `dnsError` (the DNS failure, if the lookup failed); 409 domain_taken when another organization of the environment verified the domain first. A verified domain answers 200 as it is.
+         */
+        post: operations["verifyOrganizationDomain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/server/v1/users/{userId}/impersonation-token": {
         parameters: {
             query?: never;
@@ -1835,6 +1895,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/_svc/me/organization-suggestions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Organizations you may join: they verified the domain of your verified primary email (enrollment suggest or automatic) and you are not a member */
+        get: operations["listMyOrganizationSuggestions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/me/organization-suggestions/{organizationId}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Join a suggested organization with its default role (`member`)
+         * @description 404 organization_not_found when the organization suggests nothing to you.
+         */
+        post: operations["acceptOrganizationSuggestion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_svc/sessions/current/token": {
         parameters: {
             query?: never;
@@ -2419,7 +2516,7 @@ export interface components {
                 type: string;
                 /** Format: uuid */
                 keyId?: string;
-                /** @description Own trail: `server_api`, `client_api`, `admin_api`, `cli`, `bootstrap` or `job` (the background job queue). */
+                /** @description Own trail: `server_api`, `client_api`, `admin_api`, `cli`, `bootstrap`, `job` (the background job queue) or `enrollment` (the automatic enrollment of a verified domain). */
                 via?: string;
             };
             metadata: {
@@ -3112,6 +3209,34 @@ export interface components {
             createdAt: string;
         };
         /**
+         * OrganizationDomain
+         * @description A domain of an organization; once verified it is the organization's in this environment.
+         */
+        OrganizationDomain: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            organizationId: string;
+            /** @description Lower-case ASCII; an internationalized name in punycode (xn--). */
+            domain: string;
+            /** @description What the verified domain does for users whose verified primary email is at it: `none`; `suggest` (the organization is suggested to them on the client plane and they may join); `automatic` (they become members with the default role when that email is verified: at sign-up, by a code, a provider or the Server API; users verified before get it as a suggestion). Only a verified domain enrolls. */
+            enrollment: "none" | "suggest" | "automatic";
+            verified: boolean;
+            verifiedAt: string | null;
+            verification: {
+                /** @enum {string} */
+                type: "dns_txt";
+                /** @description The TXT record to publish: `_gatehouse-verification.<domain>`. */
+                name: string;
+                /** @description The value it must hold. */
+                value: string;
+            };
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        /**
          * OrganizationInvitation
          * @description An invitation to join an organization with a role.
          */
@@ -3163,6 +3288,21 @@ export interface components {
                 name: string;
                 permissions: ("organization:update" | "organization:delete" | "members:manage" | "invitations:manage")[];
             }[];
+        };
+        /**
+         * OrganizationSuggestion
+         * @description An organization that verified the domain of your verified primary email.
+         */
+        OrganizationSuggestion: {
+            organization: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+                slug: string | null;
+            };
+            domain: string;
+            /** @description What the verified domain does for users whose verified primary email is at it: `none`; `suggest` (the organization is suggested to them on the client plane and they may join); `automatic` (they become members with the default role when that email is verified: at sign-up, by a code, a provider or the Server API; users verified before get it as a suggestion). Only a verified domain enrolls. */
+            enrollment: "none" | "suggest" | "automatic";
         };
         /**
          * Passkey
@@ -5826,6 +5966,273 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OrganizationInvitation"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listOrganizationDomains: {
+        parameters: {
+            query?: {
+                /** @description Page size; a value outside 1 to 100 is taken as the nearest bound. */
+                limit?: number;
+                /** @description The previous page's nextCursor. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the list: `items`, and while `hasMore` the `nextCursor` to pass as `cursor` for the next page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["OrganizationDomain"][];
+                        nextCursor: string | null;
+                        hasMore: boolean;
+                    };
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createOrganizationDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A domain such as example.com; a URL or an internationalized name is normalized. */
+                    domain: string;
+                    /** @description What the verified domain does for users whose verified primary email is at it: `none`; `suggest` (the organization is suggested to them on the client plane and they may join); `automatic` (they become members with the default role when that email is verified: at sign-up, by a code, a provider or the Server API; users verified before get it as a suggestion). Only a verified domain enrolls. */
+                    enrollment?: "none" | "suggest" | "automatic";
+                };
+            };
+        };
+        responses: {
+            /** @description A domain of an organization; once verified it is the organization's in this environment. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationDomain"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getOrganizationDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+                domainId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A domain of an organization; once verified it is the organization's in this environment. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationDomain"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteOrganizationDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+                domainId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateOrganizationDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+                domainId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description What the verified domain does for users whose verified primary email is at it: `none`; `suggest` (the organization is suggested to them on the client plane and they may join); `automatic` (they become members with the default role when that email is verified: at sign-up, by a code, a provider or the Server API; users verified before get it as a suggestion). Only a verified domain enrolls. */
+                    enrollment: "none" | "suggest" | "automatic";
+                };
+            };
+        };
+        responses: {
+            /** @description A domain of an organization; once verified it is the organization's in this environment. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationDomain"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    verifyOrganizationDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+                domainId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A domain of an organization; once verified it is the organization's in this environment. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationDomain"];
                 };
             };
             /** @description Error (RFC 9457) */
@@ -9318,6 +9725,86 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["JoinedMembership"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listMyOrganizationSuggestions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["OrganizationSuggestion"][];
+                    };
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    acceptOrganizationSuggestion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One of the signed-in user's organizations, with their role. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClientOrganization"];
                 };
             };
             /** @description Error (RFC 9457) */
