@@ -1,5 +1,6 @@
 import type { RawBuilder } from 'kysely';
-import { recordOwnEvent } from '../audit/service.js';
+import { recordOwnEvent, recordOwnEventAfter } from '../audit/service.js';
+import { uuidv7 } from 'uuidv7';
 import type { EnvironmentsService } from '../environments/service.js';
 import type { EnvironmentSettings } from '../environments/settings.js';
 import { userCaller, type Caller, type RequestContext } from '../platform/caller.js';
@@ -12,7 +13,7 @@ import { assertMetadataBudget, mergeBags } from '../platform/metadata.js';
 import type { ListSessionsQuery } from '../sessions/schemas.js';
 import { revokeAllSessions, type SessionsService } from '../sessions/service.js';
 import { releaseEmailAddresses } from '../email-addresses/primary.js';
-import { checkedPasswordHash, insertUser, joinName, mirrored, normalizeEmail, refuseLastOwner } from './accounts.js';
+import { checkedPasswordHash, insertUser, insertUserAlone, joinName, mirrored, normalizeEmail, refuseLastOwner } from './accounts.js';
 import { emailRequired, emailTaken, nameRequired, userDeleted, userNotFound } from './errors.js';
 import type { CreateUserBody, MetadataPatchBody, UpdateMeBody, UpdateUserBody, User, UserFilter } from './schemas.js';
 import { clearFailuresStatement, createUsersStore, lockForSignInStatement, signInSucceededStatement, type ProfileChanges, type UsersStore } from './store.js';
@@ -119,15 +120,14 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
       assertMetadataBudget(bags.publicMetadata, bags.privateMetadata, bags.unsafeMetadata);
       const email = body.email ? normalizeEmail(body.email) : null;
       const passwordHash = body.password === undefined ? null : await checkedPasswordHash(body.password, settings, email);
-      return inTransaction(db, async (trx) => {
-        const now = clock.now();
-        const user = await insertUser(trx, environmentId, {
-          email, emailVerifiedAt: email ? now : null, registrationState: 'complete', passwordHash,
-          firstName: body.firstName ?? null, lastName: body.lastName ?? null, name: joinName(body.firstName, body.lastName), ...bags,
-        }, now);
-        await recordUserEvent(trx, environmentId, user.id, 'user.created', by, { hasPassword: passwordHash !== null });
-        return user;
-      });
+      const now = clock.now();
+      const id = uuidv7();
+      // One prepared statement (user, primary address, trail event): one round trip where a transaction took six.
+      return insertUserAlone(db, 'user_create', environmentId, {
+        id, email, emailVerifiedAt: email ? now : null, registrationState: 'complete', passwordHash,
+        firstName: body.firstName ?? null, lastName: body.lastName ?? null, name: joinName(body.firstName, body.lastName), ...bags,
+      }, now, (chain, created) => recordOwnEventAfter(chain, created, environmentId,
+        { action: 'user.created', ...by, targets: [{ type: 'user', id }], metadata: { hasPassword: passwordHash !== null } }, now));
     },
     get: existing,
     /**
