@@ -211,8 +211,11 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
     },
     mergeMetadata,
 
-    /** Client sign-up: a password user, pending until the email is confirmed when the environment asks for it. */
-    async register(environmentId: string, input: RegistrationInput, context: RequestContext) {
+    /**
+     * Client sign-up: a password user, pending until the email is confirmed when the environment asks for it.
+     * `alongside` writes what must commit with the account (a pending one's code and mail), in its transaction.
+     */
+    async register(environmentId: string, input: RegistrationInput, context: RequestContext, alongside?: (trx: Db, user: User) => Promise<void>) {
       const { settings } = await environments.record(environmentId);
       if (settings.requiredFields.includes('name') && !(input.name || (input.firstName && input.lastName))) throw nameRequired();
       const email = normalizeEmail(input.email);
@@ -224,6 +227,7 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
           firstName: input.firstName ?? null, lastName: input.lastName ?? null, name: input.name ?? joinName(input.firstName, input.lastName),
           locale: input.locale ?? null, publicMetadata: {}, privateMetadata: {}, unsafeMetadata: {},
         }, clock.now());
+        if (alongside) await alongside(trx, user);
         await recordUserEvent(trx, environmentId, user.id, 'user.signed_up', userCaller(user.id, context), { pending: input.pending });
         return user;
       });
