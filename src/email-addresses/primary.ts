@@ -1,5 +1,6 @@
+import type { Cte, CteChain } from '../platform/db/cte.js';
 import type { Db } from '../platform/db/database.js';
-import { createEmailAddressesStore, type PrimaryCopy } from './store.js';
+import { createEmailAddressesStore, insertPrimaryAfter, isClaimedElsewhere, type NewUserCopy, type PrimaryCopy } from './store.js';
 
 /**
  * What the users domain calls, in its own transaction, whenever users.email or users.email_verified_at
@@ -12,6 +13,15 @@ export async function mirrorPrimaryAddress(trx: Db, environmentId: string, user:
   if (user.email === null) return undefined;
   return createEmailAddressesStore(trx).mirrorPrimary(environmentId, { ...user, email: user.email }, now);
 }
+
+/**
+ * A new user's primary address as a CTE of the statement that inserts the user (`user`): what
+ * mirrorPrimaryAddress does for a user just created, in the same round trip. A clash with another live
+ * user's address fails the statement; `isPrimaryClaimedElsewhere` recognises it.
+ */
+export const addPrimaryAddressAfter = (chain: CteChain, user: Cte<NewUserCopy>, now: Date) =>
+  chain.add('primary_address', insertPrimaryAfter(user, now));
+export const isPrimaryClaimedElsewhere = isClaimedElsewhere;
 
 /**
  * Erasure, in the caller's transaction: deletes every address of the user (the primary's copy in users.email

@@ -1,6 +1,7 @@
 import { sql, type Selectable } from 'kysely';
 import { uuidv7 } from 'uuidv7';
 import { isUniqueViolation, type Db } from '../platform/db/database.js';
+import type { Cte } from '../platform/db/cte.js';
 import type { EmailAddressRow } from '../platform/db/tables.js';
 import type { EmailAddress } from './schemas.js';
 
@@ -13,6 +14,23 @@ export const MAX_CODE_ATTEMPTS = 5;
 export interface NewAddress { id: string; userId: string; email: string; codeHash: Buffer; codeExpiresAt: Date }
 /** What the user row says the primary is (users.email and users.email_verified_at). */
 export interface PrimaryCopy { id: string; email: string | null; emailVerifiedAt: string | null }
+
+/**
+ * A new user's primary address as a CTE body: one row for each row of `user` (the user's insert) that has an
+ * email, verified as the user's email is. Another live user claiming the email is the claimed key's
+ * violation (`isClaimedElsewhere`).
+ */
+export const insertPrimaryAfter = (user: Cte<NewUserCopy>, now: Date) => sql<{ id: string }>`
+  insert into email_addresses (environment_id, id, user_id, email, is_primary, verified_at, created_at)
+  select u.environment_id, ${uuidv7()}::uuid, u.id, u.email, true, u.email_verified_at, ${now}::timestamptz
+  from ${user.from} u where u.email is not null
+  returning id`;
+
+/** What a new user's row gives its primary address. */
+export interface NewUserCopy { environment_id: string; id: string; email: string | null; email_verified_at: Date | null }
+
+/** Whether an error is the claimed key's violation: another live user has the email verified, or as its primary. */
+export const isClaimedElsewhere = (err: unknown) => isUniqueViolation(err, CLAIMED_KEY);
 
 /** A user's email addresses: SQL only; the rules are in service.ts and primary.ts. */
 export function createEmailAddressesStore(db: Db) {

@@ -34,6 +34,10 @@ const record = (trx: Db, environmentId: string, action: string, domain: Organiza
  * matches it, the user joins that organization with the default role. A user verified earlier is not
  * enrolled behind their back; they see the organization as a suggestion instead.
  */
+/** Whether a user created now with this verified email would join an organization (a verified domain with `automatic` enrollment). */
+export const enrollsAutomatically = async (db: Db, environmentId: string, email: string) =>
+  (await createOrganizationDomainsStore(db).findAutomatic(environmentId, emailDomain(email))) !== undefined;
+
 export async function enrollByVerifiedEmail(trx: Db, environmentId: string, user: { id: string; status: string; email: string | null; emailVerifiedAt: string | null }, now: Date) {
   if (user.status !== 'active' || !user.email || user.emailVerifiedAt !== now.toISOString()) return;
   const domain = await createOrganizationDomainsStore(trx).findAutomatic(environmentId, emailDomain(user.email));

@@ -1,15 +1,17 @@
 import type { Selectable } from 'kysely';
 import { uuidv7 } from 'uuidv7';
-import { mirrorPrimaryAddress } from '../email-addresses/primary.js';
+import { addPrimaryAddressAfter, isPrimaryClaimedElsewhere, mirrorPrimaryAddress } from '../email-addresses/primary.js';
 import type { EnvironmentSettings } from '../environments/settings.js';
 import { hashPassword } from '../platform/crypto/passwords.js';
-import type { Db } from '../platform/db/database.js';
+import type { Cte, CteChain } from '../platform/db/cte.js';
+import { runChain } from '../platform/db/cte.js';
+import { preparedAs, type Db } from '../platform/db/database.js';
 import type { UserRow } from '../platform/db/tables.js';
 import type { JsonObject } from '../platform/json.js';
 import { emailTaken, lastOwner, userNotFound, weakPassword } from './errors.js';
 import { passwordProblem } from './password-policy.js';
 import type { ClientUser, User } from './schemas.js';
-import { createUsersStore, toUser, type NewUser } from './store.js';
+import { createUsersStore, insertUserStatement, isUserEmailTaken, toUser, type NewUser } from './store.js';
 
 /**
  * What other domains use of users: plain functions, and for writes functions taking the caller's
@@ -59,6 +61,27 @@ export async function insertUser(trx: Db, environmentId: string, user: NewUser, 
   const inserted = await createUsersStore(trx).insert(environmentId, user, now);
   if (inserted === 'email_taken') throw emailTaken();
   return mirrored(trx, environmentId, inserted, now);
+}
+
+/**
+ * A user created in ONE statement (one round trip, one commit, prepared as `name`): the user, its email
+ * as its primary address, and what `after` adds for each row of the insert (its audit event). 409
+ * email_taken as insertUser answers it. For a flow with nothing else to do in a transaction.
+ */
+export async function insertUserAlone(db: Db, name: string, environmentId: string, user: NewUser, now: Date,
+  after: (chain: CteChain, created: Cte<Selectable<UserRow>>) => void): Promise<User> {
+  try {
+    const [row] = await runChain(db, preparedAs(name), (chain) => {
+      const created = chain.add('new_user', insertUserStatement(environmentId, user.id ?? uuidv7(), user, now));
+      addPrimaryAddressAfter(chain, created, now);
+      after(chain, created);
+      return created;
+    });
+    return toUser(row);
+  } catch (err) {
+    if (isUserEmailTaken(err) || isPrimaryClaimedElsewhere(err)) throw emailTaken();
+    throw err;
+  }
 }
 
 /**

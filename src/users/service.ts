@@ -1,5 +1,6 @@
 import type { RawBuilder } from 'kysely';
-import { recordOwnEvent } from '../audit/service.js';
+import { recordOwnEvent, recordOwnEventAfter } from '../audit/service.js';
+import { uuidv7 } from 'uuidv7';
 import type { EnvironmentsService } from '../environments/service.js';
 import type { EnvironmentSettings } from '../environments/settings.js';
 import { userCaller, type Caller, type RequestContext } from '../platform/caller.js';
@@ -12,8 +13,8 @@ import { assertMetadataBudget, mergeBags } from '../platform/metadata.js';
 import type { ListSessionsQuery } from '../sessions/schemas.js';
 import { revokeAllSessions, type SessionsService } from '../sessions/service.js';
 import { releaseEmailAddresses } from '../email-addresses/primary.js';
-import { enrollByVerifiedEmail } from '../organization-domains/service.js';
-import { checkedPasswordHash, insertUser, joinName, mirrored, normalizeEmail, refuseLastOwner } from './accounts.js';
+import { enrollByVerifiedEmail, enrollsAutomatically } from '../organization-domains/service.js';
+import { checkedPasswordHash, insertUser, insertUserAlone, joinName, mirrored, normalizeEmail, refuseLastOwner } from './accounts.js';
 import { emailRequired, emailTaken, nameRequired, userDeleted, userNotFound } from './errors.js';
 import type { CreateUserBody, MetadataPatchBody, UpdateMeBody, UpdateUserBody, User, UserFilter } from './schemas.js';
 import { clearFailuresStatement, createUsersStore, lockForSignInStatement, signInSucceededStatement, type ProfileChanges, type UsersStore } from './store.js';
@@ -120,16 +121,25 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
       assertMetadataBudget(bags.publicMetadata, bags.privateMetadata, bags.unsafeMetadata);
       const email = body.email ? normalizeEmail(body.email) : null;
       const passwordHash = body.password === undefined ? null : await checkedPasswordHash(body.password, settings, email);
-      return inTransaction(db, async (trx) => {
-        const now = clock.now();
-        const user = await insertUser(trx, environmentId, {
-          email, emailVerifiedAt: email ? now : null, registrationState: 'complete', passwordHash,
-          firstName: body.firstName ?? null, lastName: body.lastName ?? null, name: joinName(body.firstName, body.lastName), ...bags,
-        }, now);
-        await recordUserEvent(trx, environmentId, user.id, 'user.created', by, { hasPassword: passwordHash !== null });
-        await enrollByVerifiedEmail(trx, environmentId, user, now);
-        return user;
-      });
+      const now = clock.now();
+      const id = uuidv7();
+      const user = {
+        id, email, emailVerifiedAt: email ? now : null, registrationState: 'complete' as const, passwordHash,
+        firstName: body.firstName ?? null, lastName: body.lastName ?? null, name: joinName(body.firstName, body.lastName), ...bags,
+      };
+      const metadata = { hasPassword: passwordHash !== null };
+      if (email && await enrollsAutomatically(db, environmentId, email)) {
+        // A verified domain enrolls the new user: the membership commits with the user, in one transaction.
+        return inTransaction(db, async (trx) => {
+          const created = await insertUser(trx, environmentId, user, now);
+          await recordUserEvent(trx, environmentId, id, 'user.created', by, metadata);
+          await enrollByVerifiedEmail(trx, environmentId, created, now);
+          return created;
+        });
+      }
+      // One prepared statement (user, primary address, trail event): one round trip where a transaction took six.
+      return insertUserAlone(db, 'user_create', environmentId, user, now, (chain, created) => recordOwnEventAfter(chain, created, environmentId,
+        { action: 'user.created', ...by, targets: [{ type: 'user', id }], metadata }, now));
     },
     get: existing,
     /**
@@ -215,8 +225,11 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
     },
     mergeMetadata,
 
-    /** Client sign-up: a password user, pending until the email is confirmed when the environment asks for it. */
-    async register(environmentId: string, input: RegistrationInput, context: RequestContext) {
+    /**
+     * Client sign-up: a password user, pending until the email is confirmed when the environment asks for it.
+     * `alongside` writes what must commit with the account (a pending one's code and mail), in its transaction.
+     */
+    async register(environmentId: string, input: RegistrationInput, context: RequestContext, alongside?: (trx: Db, user: User) => Promise<void>) {
       const { settings } = await environments.record(environmentId);
       if (settings.requiredFields.includes('name') && !(input.name || (input.firstName && input.lastName))) throw nameRequired();
       const email = normalizeEmail(input.email);
@@ -228,6 +241,7 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
           firstName: input.firstName ?? null, lastName: input.lastName ?? null, name: input.name ?? joinName(input.firstName, input.lastName),
           locale: input.locale ?? null, publicMetadata: {}, privateMetadata: {}, unsafeMetadata: {},
         }, clock.now());
+        if (alongside) await alongside(trx, user);
         await recordUserEvent(trx, environmentId, user.id, 'user.signed_up', userCaller(user.id, context), { pending: input.pending });
         return user;
       });

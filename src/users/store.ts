@@ -32,6 +32,22 @@ const EMAIL_KEY = 'users_email_key';
 // No sign-in attempt stays in flight longer than this (the hash takes milliseconds).
 const ATTEMPT_IN_FLIGHT_MS = 60_000;
 
+/**
+ * A new user as a CTE body (`returning *`), for a statement that writes what commits with it (its
+ * primary address, its audit event) in the same round trip. The caller maps a unique violation with
+ * `isUserEmailTaken`. Only parameters vary, so the statement may be prepared.
+ */
+export const insertUserStatement = (environmentId: string, id: string, user: NewUser, now: Date) => sql<Selectable<UserRow>>`
+  insert into users (environment_id, id, email, email_verified_at, password_hash, name, first_name, last_name, status, registration_state,
+    locale, public_metadata, private_metadata, unsafe_metadata, created_at, updated_at)
+  values (${environmentId}::uuid, ${id}::uuid, ${user.email}::text, ${user.emailVerifiedAt}::timestamptz, ${user.passwordHash}::text, ${user.name}::text,
+    ${user.firstName}::text, ${user.lastName}::text, 'active', ${user.registrationState}::text, ${user.locale ?? null}::text,
+    ${jsonb(user.publicMetadata)}::jsonb, ${jsonb(user.privateMetadata)}::jsonb, ${jsonb(user.unsafeMetadata)}::jsonb, ${now}::timestamptz, ${now}::timestamptz)
+  returning *`;
+
+/** Whether an error is the users_email_key violation: another live user of the environment has the email. */
+export const isUserEmailTaken = (err: unknown) => isUniqueViolation(err, EMAIL_KEY);
+
 export function createUsersStore(db: Db) {
   const rowById = (environmentId: string, userId: string) =>
     db.selectFrom('users').selectAll().where('environment_id', '=', environmentId).where('id', '=', userId);

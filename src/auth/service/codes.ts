@@ -58,13 +58,13 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, issueSes
    * A new 6-digit code for the purpose, replacing any earlier one, stored hashed and mailed to the user's
    * email, or to `secondary` (a verified address of the user that asked for it).
    */
-  async function mailCode(env: MailingEnvironment, user: User, purpose: CodePurpose, secondary?: string) {
+  async function mailCode(env: MailingEnvironment, user: User, purpose: CodePurpose, secondary?: string, trx?: Db) {
     const code = randomCode();
     const now = clock.now();
-    await codes.replace(env.id, user.id, purpose, codeHash(user.id, code, secondary), new Date(now.getTime() + CODE_LIFETIME_MS), now);
+    await (trx ? createCodesStore(trx) : codes).replace(env.id, user.id, purpose, codeHash(user.id, code, secondary), new Date(now.getTime() + CODE_LIFETIME_MS), now);
     await mailer.send(env.id, composeMail({
       to: secondary ?? user.email!, kind: CODE_MAILS[purpose], locale: pickLocale({ user: user.locale }), brand: mailBrand(env), code,
-    }));
+    }), trx);
   }
 
   /** Tells the owner of a reset, in the reset's transaction (the notice goes out if and only if it commits); carries no code or password. */
@@ -118,8 +118,11 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, issueSes
     /** Housekeeping: codes a day past expiry are gone for good. */
     pruneExpiredCodes: () => codes.deleteExpired(new Date(clock.now().getTime() - 86_400_000)),
 
-    /** Mails the code that completes a pending sign-up. */
-    mailVerificationCode: (env: MailingEnvironment, user: User) => mailCode(env, user, 'verify_email'),
+    /**
+     * Mails the code that completes a pending sign-up, in the sign-up's transaction: the code and its mail
+     * commit with the account, or neither does (a retry then signs up afresh instead of meeting 409).
+     */
+    mailVerificationCode: (trx: Db, env: MailingEnvironment, user: User) => mailCode(env, user, 'verify_email', undefined, trx),
 
     /**
      * Sends a new code to a pending account; answers the same whether or not the account exists, and as

@@ -62,15 +62,14 @@ export function createPasswordAuthService({ db, clock, limiter, mailer, metrics,
     async signUp(env: MailingEnvironment, body: SignUpBody & { locale?: Locale }, context: RequestContext): Promise<SignInResult> {
       await throttle(limiter, env, `sign_up:ip:${clientNetwork(context.ipAddress)}`, SIGN_UPS_PER_IP);
       const pending = env.settings.emailVerificationRequired;
-      const user = await users.register(env.id, { ...body, pending }, context).catch((err: unknown) => {
+      // A pending account's code and mail commit with it: a failure between them leaves nothing to collide with on a retry.
+      const mailCode = pending ? (trx: Db, created: User) => codes.mailVerificationCode(trx, env, created) : undefined;
+      const user = await users.register(env.id, { ...body, pending }, context, mailCode).catch((err: unknown) => {
         if (pending && env.settings.enumerationProtection && isEmailTaken(err)) return undefined;
         throw err;
       });
       if (!user) return answerTakenEmailQuietly(env, body);
-      if (pending) {
-        await codes.mailVerificationCode(env, user);
-        return { status: 'pending_verification', user: toClientUser(user) };
-      }
+      if (pending) return { status: 'pending_verification', user: toClientUser(user) };
       return complete(await issueSession(db, env, user, context, 'sign_up'));
     },
 
