@@ -66,13 +66,21 @@ export function createScimUsers({ db, clock, roles, removeMember }: ScimUsersDep
     return found;
   }
 
+  /** Back into the organization after an activation, if the deactivation kept them out of it (its own transaction, after the activation's). */
+  async function rejoin(dir: AuthenticatedDirectory, userId: string, by: Caller) {
+    const role = await roles.roleOf(dir, await store.groupNamesOf(dir.environmentId, dir.id, userId));
+    await inTransaction(db, async (trx) => {
+      await lockOrganization(trx, dir.environmentId, dir.organizationId);
+      await joinOrganization(trx, dir.environmentId, dir.organizationId, userId, role, by, clock.now());
+    });
+  }
+
   async function create(dir: AuthenticatedDirectory, body: unknown, by: Caller, base: string): Promise<ScimUser> {
     const input = parseUser(body);
     const role = await roles.roleOf(dir, []);
     return inTransaction(db, async (trx) => {
       const { environmentId } = dir;
       const now = clock.now();
-      await lockOrganization(trx, environmentId, dir.organizationId);
       const email = normalizeEmail(input.email);
       const found = await lockLiveUserByEmail(trx, environmentId, email);
       const user = found ?? await insertUser(trx, environmentId, {
@@ -82,16 +90,26 @@ export function createScimUsers({ db, clock, roles, removeMember }: ScimUsersDep
       const link = { userName: input.userName, externalId: input.externalId, createdUser: !found };
       if (await createScimStore(trx).insertUserLink(environmentId, dir.id, user.id, link, now) === 'conflict') throw uniqueness(USER_NAME_TAKEN);
       const events: Event[] = [{ action: found ? 'scim_user.linked' : 'user.created', metadata: found ? {} : { hasPassword: false } }];
-      if (user.status === 'active') await joinOrganization(trx, environmentId, dir.organizationId, user.id, role, by, now);
-      events.push(...await applyActive(trx, dir, user, input.active));
+      // Only an active user joins: a banned one the directory activates is let in first, one it deactivates afterwards.
+      // The organization lock and the audit events come last: they serialize an organization's (and an
+      // environment's) provisioning until commit, so the rest of the work runs in parallel before them.
+      const join = async () => {
+        await lockOrganization(trx, environmentId, dir.organizationId);
+        await joinOrganization(trx, environmentId, dir.organizationId, user.id, role, by, now);
+      };
+      if (input.active) events.push(...await applyActive(trx, dir, user, true));
+      else await join();
+      if (!input.active) events.push(...await applyActive(trx, dir, user, false));
+      const answer = toScimUser(await linked(trx, dir, user.id), base);
+      if (input.active) await join();
       await recordAll(trx, dir, user.id, by, events);
-      return toScimUser(await linked(trx, dir, user.id), base);
+      return answer;
     });
   }
 
   /** Sets what a PUT (or a patched User) describes: profile, userName/externalId, active. */
   async function replace(dir: AuthenticatedDirectory, userId: string, input: UserInput, by: Caller, base: string): Promise<ScimUser> {
-    return inTransaction(db, async (trx) => {
+    const { answer, activated } = await inTransaction(db, async (trx) => {
       const { environmentId } = dir;
       const current = await linked(trx, dir, userId);
       const user = await lockExistingUser(trx, environmentId, userId);
@@ -111,10 +129,14 @@ export function createScimUsers({ db, clock, roles, removeMember }: ScimUsersDep
         const link = { userName: input.userName, externalId: input.externalId };
         if (await createScimStore(trx).updateUserLink(environmentId, dir.id, userId, link, clock.now()) === 'conflict') throw uniqueness(USER_NAME_TAKEN);
       }
-      events.push(...await applyActive(trx, dir, user, input.active));
+      const activity = await applyActive(trx, dir, user, input.active);
+      events.push(...activity);
+      const replaced = toScimUser(await linked(trx, dir, userId), base);
       await recordAll(trx, dir, userId, by, events);
-      return toScimUser(await linked(trx, dir, userId), base);
+      return { answer: replaced, activated: input.active && activity.length > 0 };
     });
+    if (activated) await rejoin(dir, userId, by);
+    return answer;
   }
 
   return {

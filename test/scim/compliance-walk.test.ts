@@ -128,6 +128,15 @@ describe('SCIM 2.0 compliance walk (RFC 7644)', () => {
     expect((await t.given.session(env, existing)).userId).toBe(existing.id);
   });
 
+  it('creates a User inactive (no membership, no sign-in) and lets them into the organization once activated', async () => {
+    const { id } = (await idp.post('/Users', scimUser('later@example.com', { active: false }))).json();
+    expect((await idp.get(`/Users/${id}`)).json().active).toBe(false);
+    expect((await t.server(env).get(`/users/${id}`)).json().status).toBe('banned');
+    expect(await membershipOf(id)).toBeUndefined();
+    expect((await idp.patch(`/Users/${id}`, [{ op: 'replace', path: 'active', value: true }])).json().active).toBe(true);
+    expect(await membershipOf(id)).toMatchObject({ role: 'member' });
+  });
+
   it('deletes a User it created: 204, then 404; the user is deleted and no longer a member', async () => {
     const { id } = (await idp.post('/Users', scimUser('gone@example.com'))).json();
     expect((await idp.delete(`/Users/${id}`)).statusCode).toBe(204);
