@@ -1,5 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { directoryCaller } from '../platform/caller.js';
 import { NoContent, noContent } from '../platform/http/common-schemas.js';
@@ -55,7 +55,7 @@ export function scimRoutes({ users, groups }: { users: ScimUsers; groups: ScimGr
     app.get('/:directoryId/ResourceTypes/:resourceId', { schema: { params } }, (req) => discovered(resourceTypes(baseOf(req)), req.params.resourceId));
 
     app.post('/:directoryId/Users', { schema: { params: DirectoryOnly, body: ScimBody } },
-      async (req, reply) => reply.code(201).send(await users.create(scimDirectoryOf(req), req.body, by(req), baseOf(req))));
+      async (req, reply) => created(reply, await users.create(scimDirectoryOf(req), req.body, by(req), baseOf(req))));
     app.get('/:directoryId/Users', { schema: { params: DirectoryOnly, querystring: ResourceQuery } }, (req) => users.list(scimDirectoryOf(req), req.query, baseOf(req)));
     app.get('/:directoryId/Users/:resourceId', { schema: { params } }, (req) => users.get(scimDirectoryOf(req), req.params.resourceId, baseOf(req)));
     app.put('/:directoryId/Users/:resourceId', { schema: { params, body: ScimBody } }, (req) => users.replace(scimDirectoryOf(req), req.params.resourceId, req.body, by(req), baseOf(req)));
@@ -64,7 +64,7 @@ export function scimRoutes({ users, groups }: { users: ScimUsers; groups: ScimGr
       async (req, reply) => { await users.delete(scimDirectoryOf(req), req.params.resourceId, by(req)); return reply.code(204).send(); });
 
     app.post('/:directoryId/Groups', { schema: { params: DirectoryOnly, body: ScimBody } },
-      async (req, reply) => reply.code(201).send(await groups.create(scimDirectoryOf(req), req.body, by(req), baseOf(req))));
+      async (req, reply) => created(reply, await groups.create(scimDirectoryOf(req), req.body, by(req), baseOf(req))));
     app.get('/:directoryId/Groups', { schema: { params: DirectoryOnly, querystring: ResourceQuery } },
       (req) => groups.list(scimDirectoryOf(req), req.query, baseOf(req), membersExcluded(req.query.excludedAttributes)));
     app.get('/:directoryId/Groups/:resourceId', { schema: { params, querystring: ResourceQuery } },
@@ -75,6 +75,9 @@ export function scimRoutes({ users, groups }: { users: ScimUsers; groups: ScimGr
       async (req, reply) => { await groups.delete(scimDirectoryOf(req), req.params.resourceId, by(req)); return reply.code(204).send(); });
   };
 }
+
+/** 201 with the new resource's URI in Location (RFC 7644 §3.3). */
+const created = (reply: FastifyReply, resource: { meta: { location: string } }) => reply.code(201).header('Location', resource.meta.location).send(resource);
 
 function discovered<T extends { id: string }>(documents: T[], id: string): T {
   const found = documents.find((document) => document.id === id);

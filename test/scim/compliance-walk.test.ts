@@ -43,6 +43,7 @@ describe('SCIM 2.0 compliance walk (RFC 7644)', () => {
     expect(res.statusCode, res.body).toBe(201);
     expect(res.headers['content-type']).toMatch(/^application\/scim\+json/);
     const user = res.json();
+    expect(res.headers.location).toBe(user.meta.location);
     expect(user).toMatchObject({
       schemas: [USER_SCHEMA], userName: 'grace@example.com', externalId: 'okta-1', active: true,
       name: { givenName: 'Ada', familyName: 'Lovelace' }, emails: [{ value: 'grace@example.com', primary: true }],
