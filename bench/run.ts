@@ -35,6 +35,7 @@ const registry: Record<string, () => Promise<Bench>> = {
   dashboard: () => import('./dashboard.js'),
   webhooks: () => import('./webhooks.js'),
   scaling: () => import('./scaling.js'),
+  scim: () => import('./scim.js'),
 };
 
 function usage(): string {

@@ -93,6 +93,12 @@ import { operatorSessionRoutes, operatorSignInRoutes } from './auth/routes/opera
 import { createOperatorSessions } from './auth/service/operator-sessions.js';
 import { createUsersService } from './users/service.js';
 import { webhooksServerRoutes } from './webhooks/routes.js';
+import { createScimGroups } from './scim/groups.js';
+import { scimPlane } from './scim/plane.js';
+import { createRoleResolver } from './scim/roles.js';
+import { directoriesServerRoutes, scimRoutes } from './scim/routes.js';
+import { createDirectoriesService } from './scim/service.js';
+import { createScimUsers } from './scim/users.js';
 import { createWebhooksService } from './webhooks/service.js';
 
 export interface AppOptions {
@@ -195,6 +201,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   const organizations = createOrganizationsService({ db, clock, users, environments });
   const organizationDomains = createOrganizationDomainsService({ db, clock, organizations, lookupTxt: createTxtLookup(options.dns) });
+  // SCIM provisioning per organization directory: users and memberships through the users' and organizations' functions.
+  const directories = createDirectoriesService({ db, clock, organizations });
+  const scimRoles = createRoleResolver({ db, organizations });
+  const scimUsers = createScimUsers({ db, clock, roles: scimRoles, removeMember: organizations.removeMember });
+  const scimGroups = createScimGroups({ db, clock, roles: scimRoles });
   const organizationInvitations = createOrganizationInvitationsService({ db, clock, mailer, limiter, environments, organizations, users });
   const impersonation = createImpersonationService({ db, clock, environments, users, metrics });
   const sessionTokens = createSessionTokensService({ db, clock, sealer, notifications: options.notifications, environments, sessions });
@@ -301,7 +312,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     dataRequestsServerRoutes(dataRequests),
     passkeysServerRoutes(passkeys),
     webhooksServerRoutes(webhooks),
+    directoriesServerRoutes(directories),
   ], options.adminToken ? operatorSessions.authenticator : undefined), { prefix: '/api/server/v1' });
+
+  await app.register(scimPlane(directories.authenticate, [scimRoutes({ users: scimUsers, groups: scimGroups })]), { prefix: '/scim/v2' });
 
   const memberActions = createMemberActions(organizations);
   await app.register(clientPlane({

@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import { uuidv7 } from 'uuidv7';
-import { addPrimaryAddressAfter, isPrimaryClaimedElsewhere, mirrorPrimaryAddress } from '../email-addresses/primary.js';
+import { addPrimaryAddressAfter, isPrimaryClaimedElsewhere, mirrorPrimaryAddress, releaseEmailAddresses } from '../email-addresses/primary.js';
 import type { EnvironmentSettings } from '../environments/settings.js';
 import { hashPassword } from '../platform/crypto/passwords.js';
 import type { Cte, CteChain } from '../platform/db/cte.js';
@@ -11,7 +11,7 @@ import type { JsonObject } from '../platform/json.js';
 import { emailTaken, lastOwner, userNotFound, weakPassword } from './errors.js';
 import { passwordProblem } from './password-policy.js';
 import type { ClientUser, User } from './schemas.js';
-import { createUsersStore, insertUserStatement, isUserEmailTaken, toUser, type NewUser } from './store.js';
+import { createUsersStore, insertUserStatement, isUserEmailTaken, toUser, type NewUser, type ProfileChanges } from './store.js';
 
 /**
  * What other domains use of users: plain functions, and for writes functions taking the caller's
@@ -183,3 +183,27 @@ export const lockLiveUserByEmail = (trx: Db, environmentId: string, email: strin
  */
 export const proveEmailByProvider = async (trx: Db, environmentId: string, userId: string, now: Date) =>
   mirrored(trx, environmentId, await createUsersStore(trx).proveEmailDroppingPassword(environmentId, userId, now), now);
+
+/**
+ * A directory (SCIM) turned the account off (`banned`: sign-in refused) or on again, in the caller's transaction,
+ * which also revokes the sessions. Undefined for a missing or deleted user.
+ */
+export const setAccountStatus = (trx: Db, environmentId: string, userId: string, status: 'active' | 'banned', now: Date) =>
+  createUsersStore(trx).setStatus(environmentId, userId, status, now);
+
+/**
+ * A directory's change of the profile (names, email), in the caller's transaction; an email set this way counts
+ * as verified, as on the Server API. 409 email_taken on a clash; undefined for a missing or deleted user.
+ */
+export async function updateAccountProfile(trx: Db, environmentId: string, userId: string, changes: ProfileChanges, now: Date) {
+  const updated = await createUsersStore(trx).updateProfile(environmentId, userId, changes, now);
+  if (updated === 'email_taken') throw emailTaken();
+  return changes.email === undefined ? updated : mirrored(trx, environmentId, updated, now);
+}
+
+/** Soft delete in the caller's transaction (a directory deleting a user it created): its addresses are released; undefined when already deleted. */
+export async function softDeleteAccount(trx: Db, environmentId: string, userId: string, now: Date) {
+  const user = await createUsersStore(trx).softDelete(environmentId, userId, now);
+  if (user) await releaseEmailAddresses(trx, environmentId, userId, now);
+  return user;
+}

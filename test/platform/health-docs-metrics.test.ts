@@ -166,6 +166,7 @@ describe('GET /openapi.json', () => {
   const BODYLESS = new Set([
     'POST /api/server/v1/users/{userId}/ban',
     'POST /api/server/v1/webhook-endpoints/{endpointId}/rotate-secret',
+    'POST /api/server/v1/organizations/{organizationId}/directories/{directoryId}/token',
     'POST /api/server/v1/webhook-deliveries/{deliveryId}/retry',
     'POST /api/server/v1/users/{userId}/unban',
     'POST /api/admin/v1/environments/{id}/secret-keys',

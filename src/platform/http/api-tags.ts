@@ -8,6 +8,7 @@ export const API_TAGS = [
   { name: 'Audit events', description: 'Server API: append, search and poll audit events.' },
   { name: 'Data requests', description: "Server API: users' data export and erasure requests (GDPR)." },
   { name: 'Webhooks', description: 'Server API: webhook endpoints, their deliveries and the event types they receive (Standard Webhooks).' },
+  { name: 'SCIM directories', description: "Server API: an organization's SCIM 2.0 directories (Okta, Entra ID provisioning), their tokens and group-to-role mapping." },
   { name: 'Allowed origins', description: "Server API: the origins the environment's apps run on." },
   { name: 'Client: environment', description: 'Client plane: the public configuration a sign-in UI draws itself from.' },
   { name: 'Client: authentication', description: 'Client plane: sign-up, email verification, sign-in, password reset, sign-out.' },

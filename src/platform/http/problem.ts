@@ -34,6 +34,19 @@ export const problemBody = (problem: ProblemError, requestId: string) => ({
   properties: { code: problem.code, ...problem.extra },
 });
 
+/** SCIM clients (Okta, Entra ID) read errors in SCIM's own schema: every path under /scim answers in it. */
+const isScimRequest = (request: FastifyRequest) => request.url.startsWith('/scim/');
+
+/**
+ * RFC 7644 §3.12: `status` as a string, `scimType` when the problem carries one (a validation error is
+ * `invalidValue`, a conflict `uniqueness`), and the detail. The problem's code stays in the log line.
+ */
+export function scimErrorBody(problem: ProblemError) {
+  const scimType = typeof problem.extra.scimType === 'string' ? problem.extra.scimType
+    : problem.status === 409 ? 'uniqueness' : problem.status === 400 ? 'invalidValue' : undefined;
+  return { schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'], status: String(problem.status), ...(scimType && { scimType }), detail: problem.detail };
+}
+
 /**
  * Problems an operator watches for: throttling (429) and failed sign-ins (a locked-out account answers the
  * same code by design). They are logged at warn with what identifies the attempt, never its body.
@@ -49,6 +62,9 @@ function send(request: FastifyRequest, reply: FastifyReply, problem: ProblemErro
   }
   if (problem.status === 401) reply.header('WWW-Authenticate', 'Bearer');
   for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
+  if (isScimRequest(request)) {
+    return reply.code(problem.status).type('application/scim+json; charset=utf-8').serializer(JSON.stringify).send(scimErrorBody(problem));
+  }
   return reply
     .code(problem.status)
     .type('application/problem+json')

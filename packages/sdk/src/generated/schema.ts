@@ -1003,6 +1003,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/server/v1/organizations/{organizationId}/directories": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List an organization's SCIM directories */
+        get: operations["listScimDirectories"];
+        put?: never;
+        /** Create a SCIM directory; its bearer token is answered only here */
+        post: operations["createScimDirectory"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/server/v1/organizations/{organizationId}/directories/{directoryId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a SCIM directory (never its token) */
+        get: operations["getScimDirectory"];
+        put?: never;
+        post?: never;
+        /** Delete a SCIM directory (its users stay) */
+        delete: operations["deleteScimDirectory"];
+        options?: never;
+        head?: never;
+        /** Rename a SCIM directory or set its group-to-role mapping */
+        patch: operations["updateScimDirectory"];
+        trace?: never;
+    };
+    "/api/server/v1/organizations/{organizationId}/directories/{directoryId}/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Replace the bearer token; the old one stops working at once */
+        post: operations["rotateScimDirectoryToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_svc/auth/sign-up": {
         parameters: {
             query?: never;
@@ -3533,6 +3587,52 @@ export interface components {
             updatedAt: string;
             /** @description The signing secret (`whsec_` and base64), for Standard Webhooks verifiers. Shown only in this answer: store it now. */
             secret: string;
+        };
+        /**
+         * ScimDirectory
+         * @description A SCIM 2.0 directory: an identity provider provisioning users and groups into the organization.
+         */
+        ScimDirectory: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            organizationId: string;
+            name: string;
+            /** @description Maps a SCIM group's displayName (compared case-insensitively) to a role key of the organization. A provisioned member holds the highest role (earliest in the role set) of their mapped groups, else `member` (or the set's last role). */
+            groupRoles: {
+                [key: string]: string;
+            };
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        /** ScimDirectoryList */
+        ScimDirectoryList: {
+            items: components["schemas"]["ScimDirectory"][];
+        };
+        /**
+         * ScimDirectoryWithToken
+         * @description A directory with its bearer token, shown once.
+         */
+        ScimDirectoryWithToken: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            organizationId: string;
+            name: string;
+            /** @description Maps a SCIM group's displayName (compared case-insensitively) to a role key of the organization. A provisioned member holds the highest role (earliest in the role set) of their mapped groups, else `member` (or the set's last role). */
+            groupRoles: {
+                [key: string]: string;
+            };
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description The bearer token for the SCIM base URL, shown once; only its hash is stored. */
+            token: string;
+            /** @description The path of the SCIM base URL (prefix it with the service's origin). */
+            scimBaseUrl: string;
         };
         /**
          * SecretKeySummary
@@ -7240,6 +7340,269 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookEventTypes"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listScimDirectories: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScimDirectoryList"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createScimDirectory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description What the directory is, e.g. "Okta". */
+                    name: string;
+                    /** @description Maps a SCIM group's displayName (compared case-insensitively) to a role key of the organization. A provisioned member holds the highest role (earliest in the role set) of their mapped groups, else `member` (or the set's last role). */
+                    groupRoles?: {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description A directory with its bearer token, shown once. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScimDirectoryWithToken"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getScimDirectory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+                directoryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A SCIM 2.0 directory: an identity provider provisioning users and groups into the organization. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScimDirectory"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteScimDirectory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+                directoryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateScimDirectory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+                directoryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /** @description Maps a SCIM group's displayName (compared case-insensitively) to a role key of the organization. A provisioned member holds the highest role (earliest in the role set) of their mapped groups, else `member` (or the set's last role). */
+                    groupRoles?: {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description A SCIM 2.0 directory: an identity provider provisioning users and groups into the organization. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScimDirectory"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rotateScimDirectoryToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+                directoryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A directory with its bearer token, shown once. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScimDirectoryWithToken"];
                 };
             };
             /** @description Error (RFC 9457) */
