@@ -41,11 +41,11 @@ async function parentOf(pid: number): Promise<number | undefined> {
 /** Node running scripts/start.js itself: not npm, nor the shell (`sh -c "node … scripts/start.js"`) npm may put between. */
 const runsStartScript = (argv: string[]) => basename(argv[0] ?? '') === 'node' && argv.slice(1).some((arg) => arg.endsWith('scripts/start.js'));
 
-/** The descendant of `rootPid` that is the server. */
+/** `rootPid` itself when it is the server (the container's command, no npm), else its descendant that is. */
 async function findServerPid(rootPid: number): Promise<number | undefined> {
   for (const entry of await readdir('/proc')) {
     const pid = Number(entry);
-    if (!Number.isInteger(pid) || pid === rootPid) continue;
+    if (!Number.isInteger(pid)) continue;
     const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
     if (!runsStartScript(cmdline.split('\0'))) continue;
     for (let p: number | undefined = pid; p && p > 1; p = await parentOf(p)) if (p === rootPid) return pid;
