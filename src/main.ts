@@ -1,21 +1,17 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { buildApp } from './app.js';
 import { assertCanListen, assertServerConfig, ConfigError, databaseOf, housekeepingOf, listenFailure, loadConfig, type Config } from './config.js';
-import { createEnvironmentsService } from './environments/service.js';
 import type { CreatedEnvironment } from './environments/schemas.js';
 import { systemCaller } from './platform/caller.js';
 import { systemClock } from './platform/clock.js';
 import { createSealer, resolveEncryptionKey } from './platform/crypto/encryption.js';
-import { createFirstSigningKey, signingKeyUnderAnotherKey } from './session-tokens/service.js';
 import { openDatabase, type Database, type Db } from './platform/db/database.js';
 import { DataDirLockedError, lockDataDir } from './platform/db/data-dir-lock.js';
 import { migrate } from './platform/db/migrate.js';
 import { serverStatementTimeoutMs } from './platform/db/pooler.js';
 import { serveMetrics } from './platform/http/metrics-server.js';
-import { createMetrics, type Metrics } from './platform/metrics.js';
+import type { Metrics } from './platform/metrics.js';
 import { announceLocalServer, localAdminToken } from './platform/local-admin.js';
 import { join } from 'node:path';
-import { firstOperatorStep, operatorAccountsOver } from './operators/first-start.js';
 
 /** The encryption key, and at the first start of the embedded database where it was generated. */
 function encryptionKeyOf(config: Config): Buffer {
@@ -36,16 +32,32 @@ function wrongKeyMessage(config: Config, { environmentId, keyId }: { environment
     + 'see docs/operations.md, "The encryption key and signing keys".';
 }
 
+type EnvironmentsModule = typeof import('./environments/service.js');
+type SessionTokensModule = typeof import('./session-tokens/service.js');
+
+/**
+ * Most of the code (the app, Fastify, every domain), imported while the database opens rather than before:
+ * PGlite compiles its WebAssembly on other threads, and loading these takes the main thread meanwhile.
+ */
+const loadServerModules = () => Promise.all([
+  import('./app.js'), import('./environments/service.js'), import('./session-tokens/service.js'), import('./operators/first-start.js'),
+  import('./platform/metrics.js'),
+]);
+
 async function main() {
   const config = loadConfig();
   assertServerConfig(config);
   if (config.jobWorker !== 'only') await assertCanListen(config);
   const embedded = !config.databaseUrl;
   const unlockDataDir = embedded ? lockDataDir(config.dataDir) : () => {};
+  const loading = loadServerModules();
+  // A failure to load is reported where it is awaited, below; an earlier failure to open the database goes first.
+  loading.catch(() => {});
   const database = await openDatabase(databaseOf(config));
   await migrate(database.db);
   if (config.databasePooler === 'transaction') await assertStatementLimitBehindPooler(database.db);
   const encryptionKey = encryptionKeyOf(config);
+  const [{ buildApp }, { createEnvironmentsService }, { createFirstSigningKey, signingKeyUnderAnotherKey }, { firstOperatorStep, operatorAccountsOver }, { createMetrics }] = await loading;
   const unreadable = await signingKeyUnderAnotherKey(database.db, createSealer(encryptionKey));
   if (unreadable) {
     await database.close();
@@ -67,7 +79,8 @@ async function main() {
   });
   if (config.jobWorker === 'only') return runWorkerOnly(app, database, metrics, config);
   // A key on the embedded database is a developer's; on a shared one, output that is not a terminal goes to a log.
-  await bootstrapFirstEnvironment(database.db, app.log, { port: config.port, showKey: embedded || process.stderr.isTTY === true, encryptionKey });
+  await bootstrapFirstEnvironment(database.db, app.log, { port: config.port, showKey: embedded || process.stderr.isTTY === true, encryptionKey },
+    { createEnvironmentsService, createFirstSigningKey });
   const metricsServer = config.metricsPort ? await serveMetrics(metrics, { port: config.metricsPort, host: config.host, token: config.metricsToken }) : undefined;
   let closing = false;
   let announced: { forget(): void } | undefined;
@@ -170,7 +183,8 @@ async function drain(app: FastifyInstance) {
  * With no environment yet, creates `development` (one process does, see createFirst). The log gets its
  * id; the secret key is shown once on stderr when `showKey`, and never written to the log.
  */
-async function bootstrapFirstEnvironment(db: Db, log: FastifyBaseLogger, { port, showKey, encryptionKey }: { port: number; showKey: boolean; encryptionKey: Buffer }) {
+async function bootstrapFirstEnvironment(db: Db, log: FastifyBaseLogger, { port, showKey, encryptionKey }: { port: number; showKey: boolean; encryptionKey: Buffer },
+  { createEnvironmentsService, createFirstSigningKey }: Pick<EnvironmentsModule, 'createEnvironmentsService'> & Pick<SessionTokensModule, 'createFirstSigningKey'>) {
   const sealer = createSealer(encryptionKey);
   const environments = createEnvironmentsService({
     db, clock: systemClock, defaultFrontendPort: port, onCreate: (trx, environmentId, now) => createFirstSigningKey(trx, environmentId, sealer, now),

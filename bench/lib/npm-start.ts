@@ -41,11 +41,11 @@ async function parentOf(pid: number): Promise<number | undefined> {
 /** Node running scripts/start.js itself: not npm, nor the shell (`sh -c "node … scripts/start.js"`) npm may put between. */
 const runsStartScript = (argv: string[]) => basename(argv[0] ?? '') === 'node' && argv.slice(1).some((arg) => arg.endsWith('scripts/start.js'));
 
-/** The descendant of `rootPid` that is the server. */
+/** `rootPid` itself when it is the server (the container's command, no npm), else its descendant that is. */
 async function findServerPid(rootPid: number): Promise<number | undefined> {
   for (const entry of await readdir('/proc')) {
     const pid = Number(entry);
-    if (!Number.isInteger(pid) || pid === rootPid) continue;
+    if (!Number.isInteger(pid)) continue;
     const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
     if (!runsStartScript(cmdline.split('\0'))) continue;
     for (let p: number | undefined = pid; p && p > 1; p = await parentOf(p)) if (p === rootPid) return pid;
@@ -78,14 +78,15 @@ async function waitForHealth(url: string, child: ChildProcess, lines: string[], 
 }
 
 /**
- * Spawns `npm start` in the repository with `env` (PORT and HOST are added) in a process group of its
- * own, so stopping it reaches npm, any shell and the server alike.
+ * Spawns `npm start` (or `command`: the container's, its script without npm) in `cwd` (default this
+ * repository; the start bench's fresh clone) with `env` (PORT and HOST are added) in a process group of
+ * its own, so stopping it reaches npm, any shell and the server alike.
  */
-export async function npmStart(env: Record<string, string>, timeoutMs = 60_000): Promise<NpmStart> {
+export async function npmStart(env: Record<string, string>, { cwd = REPO_ROOT, command = ['npm', 'start'], timeoutMs = 60_000 } = {}): Promise<NpmStart> {
   const port = await freePort();
   const started = performance.now();
-  const child = track(spawn('npm', ['start'], {
-    cwd: REPO_ROOT, env: userEnvironment({ ...env, PORT: String(port), HOST: '127.0.0.1' }), stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+  const child = track(spawn(command[0]!, command.slice(1), {
+    cwd, env: userEnvironment({ ...env, PORT: String(port), HOST: '127.0.0.1' }), stdio: ['ignore', 'pipe', 'pipe'], detached: true,
   }), { group: true });
   const lines: string[] = [];
   const keep = (chunk: Buffer) => {

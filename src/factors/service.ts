@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
-import QRCode from 'qrcode';
 import { uuidv7 } from 'uuidv7';
 import { recordOwnEvent } from '../audit/service.js';
 import type { EnvironmentContext } from '../environments/service.js';
@@ -110,7 +109,8 @@ export function createFactorsService({ db, clock, sealer, users }: FactorsDeps) 
       // The app lists the account as "<environment>: <email>", so a user with several environments tells them apart.
       const totp = totpOf(secret, env.name, user.email ?? user.id);
       const otpauthUri = totp.toString();
-      return { factorId, secret: totp.secret.base32, otpauthUri, qrCodeSvg: await QRCode.toString(otpauthUri, { type: 'svg', margin: 1 }) };
+      // qrcode loads here, at an enrolment, rather than at every start.
+      return { factorId, secret: totp.secret.base32, otpauthUri, qrCodeSvg: await (await import('qrcode')).default.toString(otpauthUri, { type: 'svg', margin: 1 }) };
     },
 
     /**

@@ -1,7 +1,4 @@
-import {
-  generateAuthenticationOptions, generateRegistrationOptions, verifyAuthenticationResponse, verifyRegistrationResponse,
-  type AuthenticationResponseJSON, type RegistrationResponseJSON,
-} from '@simplewebauthn/server';
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import { uuidv7 } from 'uuidv7';
 import { recordOwnEvent } from '../audit/service.js';
 import type { EnvironmentContext } from '../environments/service.js';
@@ -25,6 +22,13 @@ const CEREMONY_MS = 5 * 60_000;
 /** ES256 (every platform authenticator) and RS256 (Windows Hello); EdDSA stays out until every verifier here has it. */
 const ALGORITHMS = [-7, -257];
 const DEFAULT_NAME = 'Passkey';
+
+/**
+ * The WebAuthn library, loaded at the first ceremony: it and its ASN.1 and X.509 packages are 350 files,
+ * a tenth of a second of every start, that a service whose users have no passkeys never needs.
+ */
+let webauthnLibrary: Promise<typeof import('@simplewebauthn/server')> | undefined;
+const webauthn = () => (webauthnLibrary ??= import('@simplewebauthn/server'));
 
 const hostnameOf = (origin: string) => { try { return new URL(origin).hostname; } catch { return ''; } };
 
@@ -102,7 +106,7 @@ export function createPasskeysService({ db, clock, users }: PasskeysDeps) {
 
   async function verifyRegistration(env: PasskeyEnvironment, response: RegisterPasskeyBody['response'], challenge: string) {
     const { rpId, origins } = relyingPartyOf(env);
-    const result = await verifyRegistrationResponse({
+    const result = await (await webauthn()).verifyRegistrationResponse({
       response: response as RegistrationResponseJSON, expectedChallenge: challenge, expectedOrigin: origins, expectedRPID: rpId,
       requireUserVerification: true, supportedAlgorithmIDs: ALGORITHMS,
     }).catch(() => undefined);
@@ -115,7 +119,7 @@ export function createPasskeysService({ db, clock, users }: PasskeysDeps) {
     async registrationOptions(env: PasskeyEnvironment, userId: string) {
       enabled(env);
       const [user, existing] = await Promise.all([users.get(env.id, userId), store.listForUser(env.id, userId)]);
-      const options = await generateRegistrationOptions({
+      const options = await (await webauthn()).generateRegistrationOptions({
         rpName: env.name, rpID: relyingPartyOf(env).rpId, userID: userHandleOf(userId),
         userName: user.email ?? userId, userDisplayName: user.name ?? user.email ?? '',
         timeout: CEREMONY_MS, attestationType: 'none', supportedAlgorithmIDs: ALGORITHMS,
@@ -183,7 +187,7 @@ export function createPasskeysService({ db, clock, users }: PasskeysDeps) {
     async authenticationOptions(env: PasskeyEnvironment, email: string | undefined) {
       enabled(env);
       const userId = email === undefined ? null : (await users.findCredentials(env.id, email))?.user.id ?? null;
-      const options = await generateAuthenticationOptions({ rpID: relyingPartyOf(env).rpId, userVerification: 'required', timeout: CEREMONY_MS });
+      const options = await (await webauthn()).generateAuthenticationOptions({ rpID: relyingPartyOf(env).rpId, userVerification: 'required', timeout: CEREMONY_MS });
       await issueChallenge(env.id, options.challenge, 'authentication', userId, email !== undefined);
       return options as RequestOptions;
     },
@@ -201,7 +205,7 @@ export function createPasskeysService({ db, clock, users }: PasskeysDeps) {
       const handle = response.response.userHandle;
       if (handle !== undefined && handle !== userHandleOf(passkey.user_id).toString('base64url')) throw invalidPasskey();
       const { rpId, origins } = relyingPartyOf(env);
-      const result = await verifyAuthenticationResponse({
+      const result = await (await webauthn()).verifyAuthenticationResponse({
         response, expectedChallenge: used.challenge, expectedOrigin: origins, expectedRPID: rpId, requireUserVerification: true,
         credential: { id: passkey.credential_id, publicKey: new Uint8Array(passkey.public_key), counter: passkey.counter, transports: passkey.transports as never },
       }).catch(() => undefined);

@@ -1,5 +1,5 @@
 /** @jsxImportSource preact */
-import QRCode from 'qrcode';
+import { createRequire } from 'node:module';
 import type { Factor } from '../../factors/schemas.js';
 import type { Passkey } from '../../passkeys/schemas.js';
 import type { Locale, Translate } from '../../platform/i18n/catalogue.js';
@@ -36,12 +36,15 @@ export function deviceOf(t: Translate, userAgent: string | null): string {
   return browser ?? os ?? t('security.sessions.unknownDevice');
 }
 
+/** qrcode (with pngjs, 57 files) loads at the first QR code drawn rather than at every start; it is CommonJS, so synchronously. */
+const qrCodeLibrary = () => createRequire(import.meta.url)('qrcode') as typeof import('qrcode');
+
 /**
  * The QR code of the otpauth URI as inline SVG: the library encodes, the page draws one path of its dark
  * modules (a run per row), so nothing is parsed from markup and the CSP needs neither inline styles nor data: URLs.
  */
 export function QrCode({ text, label }: { text: string; label: string }) {
-  const { modules } = QRCode.create(text, { errorCorrectionLevel: 'M' });
+  const { modules } = qrCodeLibrary().create(text, { errorCorrectionLevel: 'M' });
   const margin = 2;
   const runs: string[] = [];
   for (let row = 0; row < modules.size; row += 1) {

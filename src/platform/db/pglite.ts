@@ -1,4 +1,4 @@
-import { cpSync, existsSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Kysely } from 'kysely';
 import { migrate } from './migrate.js';
@@ -54,6 +54,8 @@ export async function dumpImage(): Promise<Blob> {
 /** Makes the template: a data directory, migrated, and closed cleanly. */
 export async function writeEmbeddedTemplate(target: URL = TEMPLATE): Promise<void> {
   rmSync(target, { recursive: true, force: true });
+  // PGlite makes the directory but not its parents (in a bundled dist/ nothing else is in platform/db/).
+  mkdirSync(target, { recursive: true });
   const lite = await openPGlite(fileURLToPath(target), undefined);
   try {
     await migrate(new Kysely({ dialect: pgliteDialect(lite) }));
