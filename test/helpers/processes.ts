@@ -46,9 +46,12 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals) {
 function serverEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) =>
     !/^(GATEHOUSE_|DATABASE_URL$|DATABASE_DIRECT_URL$|DATABASE_POOLER$|PORT$|HOST$|LOG_LEVEL$|TEST_DATABASE_URL$)/.test(k)));
-  const direct = env.DATABASE_URL && !env.DATABASE_DIRECT_URL && underPgBouncer() ? { DATABASE_DIRECT_URL: directUrlOf(env.DATABASE_URL) } : {};
-  return { ...base, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...direct, ...env };
+  return { ...base, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...directUrlFor(env), ...env };
 }
+
+/** Under the suite's PgBouncer (TEST_PGBOUNCER), the DATABASE_DIRECT_URL a server given DATABASE_URL needs beside it. */
+export const directUrlFor = (env: Record<string, string>): Record<string, string> =>
+  (env.DATABASE_URL && !env.DATABASE_DIRECT_URL && underPgBouncer() ? { DATABASE_DIRECT_URL: directUrlOf(env.DATABASE_URL) } : {});
 
 /**
  * Starts src/main.ts on a free port and waits until GET /readyz answers 200 and the startup banner is on stderr.
