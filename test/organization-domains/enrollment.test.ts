@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
-import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
+import type { TestApp, TestEnv } from '../helpers/app.js';
+import type { TestDnsServer } from '../helpers/dns-server.js';
 import { PASSWORD } from '../helpers/given.js';
-import { PATIENCE_MS } from '../helpers/patience.js';
 import { NEW_PASSWORD, passwordReset } from '../auth/support.js';
 import { invite, invitingEnvironment } from '../invitations/support.js';
 import { storedRoles } from '../organizations/support.js';
 import { givenEndpoint } from '../webhooks/given-endpoint.js';
-import { addDomain, createOrganization, expectProblem, verifiedDomain } from './support.js';
+import { addDomain, createOrganization, expectProblem, startAppWithDns, verifiedDomain } from './support.js';
 
 /** The 6-digit code of the newest mail to this address. */
 async function latestCode(t: TestApp, env: TestEnv, email: string): Promise<string> {
@@ -19,9 +18,8 @@ describe('enrollment by verified domain', () => {
   let t: TestApp;
   let dns: TestDnsServer;
   beforeAll(async () => {
-    dns = await startDnsServer();
     // No job worker: the webhook tests read the deliveries' jobs as they were queued.
-    t = await startTestApp({ dns: { servers: [dns.address], timeoutMs: PATIENCE_MS }, jobsInBackground: false });
+    ({ t, dns } = await startAppWithDns({ jobsInBackground: false }));
   });
   afterAll(async () => { await t?.close(); await dns?.close(); });
 

@@ -1,18 +1,16 @@
 import type { AddressInfo } from 'node:net';
 import { createServerClient, GatehouseError } from '@gatehouse/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
-import { PATIENCE_MS } from '../helpers/patience.js';
-import { publish } from './support.js';
+import type { TestApp } from '../helpers/app.js';
+import type { TestDnsServer } from '../helpers/dns-server.js';
+import { publish, startAppWithDns } from './support.js';
 
 describe('the SDK on organization domains', () => {
   let t: TestApp;
   let dns: TestDnsServer;
   let baseUrl: string;
   beforeAll(async () => {
-    dns = await startDnsServer();
-    t = await startTestApp({ dns: { servers: [dns.address], timeoutMs: PATIENCE_MS } });
+    ({ t, dns } = await startAppWithDns());
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     baseUrl = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
   });

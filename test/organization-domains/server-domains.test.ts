@@ -1,18 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
-import { PATIENCE_MS } from '../helpers/patience.js';
+import type { TestApp } from '../helpers/app.js';
+import type { TestDnsServer } from '../helpers/dns-server.js';
 import { givenEndpoint } from '../webhooks/given-endpoint.js';
-import { addDomain, createOrganization, DOMAIN_KEYS, expectProblem, publish, verifiedDomain } from './support.js';
+import { addDomain, createOrganization, DOMAIN_KEYS, expectProblem, publish, startAppWithDns, verifiedDomain } from './support.js';
 
 describe('Server API: organization domains', () => {
   let t: TestApp;
   let dns: TestDnsServer;
   beforeAll(async () => {
-    dns = await startDnsServer();
-    // The loopback server answers at once; the bound is only there for a lookup that never comes back.
     // No job worker: the webhook tests read the deliveries' jobs as they were queued.
-    t = await startTestApp({ dns: { servers: [dns.address], timeoutMs: PATIENCE_MS }, jobsInBackground: false });
+    ({ t, dns } = await startAppWithDns({ jobsInBackground: false }));
   });
   afterAll(async () => { await t?.close(); await dns?.close(); });
 

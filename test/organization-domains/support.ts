@@ -1,9 +1,20 @@
 import { expect } from 'vitest';
-import type { TestApp, TestEnv } from '../helpers/app.js';
-import type { TestDnsServer } from '../helpers/dns-server.js';
+import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
+import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
+import { PATIENCE_MS } from '../helpers/patience.js';
 
 export { expectProblem } from '../helpers/problem.js';
 export { createOrganization } from '../organizations/support.js';
+
+/**
+ * A test DNS server on loopback and an app that checks domains with it. The loopback server answers at once;
+ * the bound is only there for a lookup that never comes back.
+ */
+export async function startAppWithDns(options: { jobsInBackground?: boolean } = {}) {
+  const dns = await startDnsServer();
+  const t = await startTestApp({ dns: { servers: [dns.address], timeoutMs: PATIENCE_MS }, ...options });
+  return { t, dns };
+}
 
 export const DOMAIN_KEYS = ['createdAt', 'domain', 'enrollment', 'id', 'organizationId', 'updatedAt', 'verification', 'verified', 'verifiedAt'];
 
