@@ -40,6 +40,10 @@ export async function joinOrganization(trx: Db, environmentId: string, organizat
   return member;
 }
 
+/** The user's membership, read in the caller's transaction (undefined when they are not a member). */
+export const membershipIn = (trx: Db, environmentId: string, organizationId: string, userId: string) =>
+  createOrganizationsStore(trx).findMembership(environmentId, organizationId, userId);
+
 /**
  * The role a member gets when nobody chose one (enrollment by a verified domain): `member` when the
  * organization's set has it, else the set's role with the fewest permissions, never `owner`.

@@ -5,8 +5,8 @@ import { redirectUrlNotAllowed } from '../oauth/errors.js';
 import { resolveEndpoints } from '../oauth/presets.js';
 import { OAuthFailure, type AuthorizationSecrets, type Profile, type ProviderSettings, type RelyingParty } from '../oauth/relying-party.js';
 import type { CallbackResult, SignInUser } from '../oauth/service.js';
-import { mappedRole } from '../organizations/roles.js';
-import { joinOrganization, lockOrganization, type OrganizationsService } from '../organizations/service.js';
+import { mappedRole, type Role } from '../organizations/roles.js';
+import { joinOrganization, lockOrganization, membershipIn, type OrganizationsService } from '../organizations/service.js';
 import { userCaller, type RequestContext } from '../platform/caller.js';
 import type { Clock } from '../platform/clock.js';
 import type { Sealer } from '../platform/crypto/encryption.js';
@@ -37,7 +37,7 @@ interface SsoProfile { subject: string; email: string | null; firstName: string 
 
 export interface SsoSignInDeps {
   db: Db; clock: Clock; sealer: Sealer; saml: SamlServiceProvider; relyingParty: RelyingParty;
-  organizations: Pick<OrganizationsService, 'rolesOf' | 'findMembership'>;
+  organizations: Pick<OrganizationsService, 'rolesOf'>;
 }
 
 const groupsIn = (value: unknown) => (Array.isArray(value) ? value : [value]).filter((v): v is string => typeof v === 'string' && v !== '');
@@ -157,21 +157,23 @@ export function createSsoSignIn({ db, clock, sealer, saml, relyingParty, organiz
   }
 
   /** Makes the user a member of the connection's organization, with the role their groups map to, unless they are one. */
-  async function provisionMembership(trx: Db, env: ClientEnvironment, row: ConnectionRecord, user: User, groups: string[], context: RequestContext) {
-    if (await organizations.findMembership(env.id, row.organization_id, user.id)) return;
-    const { roles } = await organizations.rolesOf(env.id, row.organization_id);
+  async function provisionMembership(trx: Db, env: ClientEnvironment, row: ConnectionRecord, user: User, role: Role, context: RequestContext) {
+    if (await membershipIn(trx, env.id, row.organization_id, user.id)) return;
     await lockOrganization(trx, env.id, row.organization_id);
-    await joinOrganization(trx, env.id, row.organization_id, user.id, mappedRole(roles, row.group_roles as Record<string, string>, groups),
-      userCaller(user.id, context), clock.now());
+    await joinOrganization(trx, env.id, row.organization_id, user.id, role, userCaller(user.id, context), clock.now());
   }
 
-  const signInWithProfile = <T>(env: ClientEnvironment, row: ConnectionRecord, profile: SsoProfile, context: RequestContext, signIn: SignInUser<T>) =>
-    transactionWithLock(db, identityLockKey(env.id, row.id, profile.subject), async (trx) => {
+  /** Finds, links or creates the user and signs them in, in one transaction (a refusal undoes all of it). */
+  async function signInWithProfile<T>(env: ClientEnvironment, row: ConnectionRecord, profile: SsoProfile, context: RequestContext, signIn: SignInUser<T>) {
+    // Read before the transaction: it must not wait on a second connection while it holds its own.
+    const role = mappedRole((await organizations.rolesOf(env.id, row.organization_id)).roles, row.group_roles as Record<string, string>, profile.groups);
+    return transactionWithLock(db, identityLockKey(env.id, row.id, profile.subject), async (trx) => {
       const user = await linkedUser(trx, env, row, profile.subject) ?? await firstSignIn(trx, env, row, profile, context);
       if (user.status === 'banned') throw new SsoFailure('user_banned', 'the user is banned');
-      await provisionMembership(trx, env, row, user, profile.groups, context);
+      await provisionMembership(trx, env, row, user, role, context);
       return signIn(trx, user);
     });
+  }
 
   const fromOidc = (row: ConnectionRecord, profile: Profile): SsoProfile => ({
     subject: profile.subject, email: profile.email, firstName: profile.firstName, lastName: profile.lastName, name: profile.name,

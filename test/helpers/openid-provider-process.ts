@@ -25,7 +25,7 @@ const configuration: Configuration = {
     registration: { enabled: true },
   },
   pkce: { required: () => true },
-  claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name', 'given_name', 'family_name'] },
+  claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name', 'given_name', 'family_name', 'groups'] },
   interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
   findAccount: (_ctx, sub) => {
     const claims = accounts.get(sub);

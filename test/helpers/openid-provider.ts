@@ -12,6 +12,7 @@ export interface ProviderAccount {
   given_name?: string;
   family_name?: string;
   name?: string;
+  groups?: string[];
 }
 
 export interface OpenIdProvider {
