@@ -11,7 +11,6 @@
  * - POST /_test/response `{acsUrl, audience, inResponseTo, user, variant?}`: `{samlResponse}` built directly,
  *   valid or one of the forgeries of saml-responses.ts, for tests that post to the ACS without a browser.
  */
-import { webcrypto } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { inflateRawSync } from 'node:zlib';
@@ -25,15 +24,15 @@ import { buildResponse, type ResponseRequest, type SamlUser, type SigningKey } f
 // We build every message ourselves and the SP under test validates; samlify's schema check is not needed here.
 samlify.setSchemaValidator({ validate: () => Promise.resolve('skipped') });
 
-/** An RSA key and a self-signed certificate for it, both PEM. */
+/** An RSA key and a self-signed certificate for it, both PEM (WebCrypto: what @peculiar/x509 signs with). */
 async function generateSigningKey(): Promise<SigningKey> {
   const algorithm = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256', publicExponent: new Uint8Array([1, 0, 1]), modulusLength: 2048 };
-  const keys = await webcrypto.subtle.generateKey(algorithm, true, ['sign', 'verify']);
+  const keys = await crypto.subtle.generateKey(algorithm, true, ['sign', 'verify']);
   const certificate = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: '01', name: 'CN=Gatehouse test IdP', keys, signingAlgorithm: algorithm,
     notBefore: new Date(Date.now() - 86_400_000), notAfter: new Date(Date.now() + 365 * 86_400_000),
-  }, webcrypto);
-  const pkcs8 = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey)).toString('base64');
+  }, crypto);
+  const pkcs8 = Buffer.from(await crypto.subtle.exportKey('pkcs8', keys.privateKey)).toString('base64');
   return {
     privateKeyPem: `-----BEGIN PRIVATE KEY-----\n${pkcs8.match(/.{1,64}/g)!.join('\n')}\n-----END PRIVATE KEY-----\n`,
     certificatePem: certificate.toString('pem'),

@@ -6,7 +6,7 @@
  * as an attacker holding a genuine signed Response would (Somorovsky et al., "On Breaking SAML", 2012).
  */
 import { randomBytes } from 'node:crypto';
-import { DOMParser, XMLSerializer, type Element } from '@xmldom/xmldom';
+import { DOMParser, XMLSerializer } from '@xmldom/xmldom';
 import samlify from 'samlify';
 
 // samlify is CommonJS: its named exports are not visible to ESM imports.

@@ -3,11 +3,14 @@
  * signs validates, and each forgery it makes is one a careful SP refuses. The Gatehouse SP tests rely on
  * both: a rejection there must come from the SP, never from a broken IdP.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { inflateRawSync } from 'node:zlib';
-import { SAML, type SamlConfig } from '@node-saml/node-saml';
+import { SAML, ValidateInResponseTo, type SamlConfig } from '@node-saml/node-saml';
 import { DOMParser } from '@xmldom/xmldom';
 import { SignedXml } from 'xml-crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasChromium, launchChromium } from '../helpers/browser.js';
 import { startSamlIdp, type ResponseVariant, type SamlIdp } from '../helpers/saml-idp.js';
 
 const SP = { issuer: 'https://sp.example/metadata', acs: 'https://sp.example/acs' };
@@ -19,7 +22,7 @@ afterAll(() => idp.stop());
 
 const sp = (config: Partial<SamlConfig> = {}) => new SAML({
   idpCert: idp.certificatePem, issuer: SP.issuer, callbackUrl: SP.acs, audience: SP.issuer, entryPoint: idp.ssoUrl,
-  wantAssertionsSigned: true, wantAuthnResponseSigned: false, validateInResponseTo: 'never', ...config,
+  wantAssertionsSigned: true, wantAuthnResponseSigned: false, validateInResponseTo: ValidateInResponseTo.never, ...config,
 });
 
 const responseFor = (variant: ResponseVariant, signResponse = false) =>
@@ -123,7 +126,7 @@ describe('the test SAML IdP', () => {
   it('answers GET /sso with a deflated AuthnRequest by a page that posts a response to the ACS for that request', async () => {
     await idp.nextUser({ nameId: 'bob@example.com', email: 'bob@example.com', groups: ['sales'] });
     // One SP instance for both steps: it remembers the request's ID and checks InResponseTo against it.
-    const client = sp({ validateInResponseTo: 'always' });
+    const client = sp({ validateInResponseTo: ValidateInResponseTo.always });
     const authorizeUrl = new URL(await client.getAuthorizeUrlAsync('relay-123', undefined, {}));
     expect(`${authorizeUrl.origin}${authorizeUrl.pathname}`).toBe(idp.ssoUrl);
     const requestXml = inflateRawSync(Buffer.from(authorizeUrl.searchParams.get('SAMLRequest')!, 'base64')).toString();
@@ -149,5 +152,36 @@ describe('the test SAML IdP', () => {
     const samlResponse = /name="SAMLResponse" value="([^"]+)"/.exec(await res.text())![1]!;
     const { profile } = await sp().validatePostResponseAsync({ SAMLResponse: samlResponse });
     expect(profile).toMatchObject({ nameID: 'carol@example.com', inResponseTo: '_post1' });
+  });
+});
+
+describe.skipIf(!hasChromium)('the test SAML IdP in a browser', () => {
+  it('sends Chromium on to the ACS with a form post that carries the response and the RelayState', async () => {
+    await idp.nextUser({ nameId: 'dave@example.com' });
+    // The ACS is a real server: the auto-submitted form is a top-level navigation Playwright cannot intercept.
+    let received: (body: URLSearchParams) => void;
+    const posted = new Promise<URLSearchParams>((resolve) => { received = resolve; });
+    const acs = createServer((req, res) => {
+      let body = '';
+      req.setEncoding('utf8').on('data', (chunk: string) => { body += chunk; }).on('end', () => {
+        received(new URLSearchParams(body));
+        res.writeHead(200, { 'content-type': 'text/plain' }).end('signed in');
+      });
+    });
+    await new Promise<void>((resolve) => acs.listen(0, '127.0.0.1', resolve));
+    const browser = await launchChromium();
+    try {
+      const client = sp({ callbackUrl: `http://127.0.0.1:${(acs.address() as AddressInfo).port}/acs`, validateInResponseTo: ValidateInResponseTo.always });
+      const page = await browser.newPage();
+      await page.goto(await client.getAuthorizeUrlAsync('relay-browser', undefined, {}));
+      const form = await posted;
+      expect(form.get('RelayState')).toBe('relay-browser');
+      const { profile } = await client.validatePostResponseAsync({ SAMLResponse: form.get('SAMLResponse')! });
+      expect(profile!.nameID).toBe('dave@example.com');
+      await expect.poll(() => page.textContent('body')).toBe('signed in');
+    } finally {
+      await browser.close();
+      await new Promise<void>((resolve) => { acs.close(() => resolve()); });
+    }
   });
 });
