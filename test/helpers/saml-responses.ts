@@ -14,8 +14,8 @@ const { SamlLib } = samlify;
 
 export const RESPONSE_VARIANTS = [
   'valid', 'expired', 'wrong_audience', 'wrong_recipient', 'tampered', 'unsigned', 'signed_by_other_key',
-  'xsw_response_wrap', 'xsw_assertion_sibling', 'xsw_assertion_in_extensions', 'xsw_assertion_wrapped_in_signature_object',
-  'xsw_comment_injection',
+  'xsw_response_wrap', 'xsw_response_in_extensions', 'xsw_assertion_sibling', 'xsw_assertion_nested', 'xsw_assertion_signature_moved',
+  'xsw_assertion_in_extensions', 'xsw_assertion_wrapped_in_signature_object', 'xsw_comment_injection',
 ] as const;
 export type ResponseVariant = typeof RESPONSE_VARIANTS[number];
 
@@ -138,7 +138,7 @@ export function buildResponse(issuer: string, key: SigningKey, otherKey: () => S
   const unsigned = responseXml(issuer, req.acsUrl, req.inResponseTo, now, assertionXml(fields));
   if (variant === 'unsigned') return unsigned;
   let signed = signAssertion(unsigned, variant === 'signed_by_other_key' ? otherKey() : key);
-  if (req.signResponse || variant === 'xsw_response_wrap') signed = signResponse(signed, key);
+  if (req.signResponse || variant.startsWith('xsw_response_')) signed = signResponse(signed, key);
 
   switch (variant) {
     case 'tampered':
@@ -149,21 +149,21 @@ export function buildResponse(issuer: string, key: SigningKey, otherKey: () => S
       // "victim.evil.example" while a parser that reads only the first text node sees "victim".
       return signed.split(`>${esc(fields.nameId)}<`).join(`>${esc(user.nameId)}<!---->.evil.example<`)
         .split(`>${esc(fields.email)}<`).join(`>${esc(user.email ?? user.nameId)}<!---->.evil.example<`);
-    case 'xsw_response_wrap': return wrapResponse(signed, evil);
-    case 'xsw_assertion_sibling':
-    case 'xsw_assertion_in_extensions':
-    case 'xsw_assertion_wrapped_in_signature_object':
-      return wrapAssertion(signed, evil, variant);
-    default: return signed;
+    case 'xsw_response_wrap':
+    case 'xsw_response_in_extensions':
+      return wrapResponse(signed, evil, variant);
+    default:
+      return variant.startsWith('xsw_assertion_') ? wrapAssertion(signed, evil, variant) : signed;
   }
 }
 
 /**
- * XSW1: the genuine signed Response goes inside the Object of its own Signature, which now sits in an
- * evil Response (new ID) carrying an unsigned Assertion about someone else. The signature still verifies
- * against the copy; an SP that does not check what the reference points at accepts the evil one.
+ * XSW1 ('xsw_response_wrap'): the genuine signed Response goes inside the Object of its own Signature, which
+ * now sits in an evil Response (new ID) carrying an unsigned Assertion about someone else. XSW2-like
+ * ('xsw_response_in_extensions'): the copy goes into the evil Response's Extensions instead. The signature
+ * still verifies against the copy; an SP that does not check what the reference points at reads the evil one.
  */
-function wrapResponse(signedXml: string, evil: AssertionFields) {
+function wrapResponse(signedXml: string, evil: AssertionFields, variant: ResponseVariant) {
   const doc = parse(signedXml);
   const original = doc.documentElement!;
   const evilResponse = original.cloneNode(true) as Element;
@@ -173,15 +173,21 @@ function wrapResponse(signedXml: string, evil: AssertionFields) {
   // two Signatures for one reference is something even a lax verifier (xml-crypto 6) refuses outright.
   const copy = original.cloneNode(true) as Element;
   copy.removeChild(child(copy, NS.ds, 'Signature')!);
-  const object = doc.createElementNS(NS.ds, 'ds:Object');
-  object.appendChild(copy);
-  signature.appendChild(object);
+  if (variant === 'xsw_response_wrap') {
+    const object = doc.createElementNS(NS.ds, 'ds:Object');
+    object.appendChild(copy);
+    signature.appendChild(object);
+  } else {
+    const extensions = doc.createElementNS(NS.samlp, 'samlp:Extensions');
+    extensions.appendChild(copy);
+    evilResponse.insertBefore(extensions, child(evilResponse, NS.samlp, 'Status')!);
+  }
   const oldAssertion = child(evilResponse, NS.saml, 'Assertion')!;
   evilResponse.replaceChild(parse(assertionXml(evil)).documentElement!, oldAssertion);
   return new XMLSerializer().serializeToString(evilResponse);
 }
 
-/** XSW3, XSW7 and XSW8 (the assertion-level ones): the signed Assertion stays in the message, an evil one beside it. */
+/** XSW3 to XSW8 (the assertion-level ones): the signed Assertion stays in the message, an evil one beside it. */
 function wrapAssertion(signedXml: string, evil: AssertionFields, variant: ResponseVariant) {
   const doc = parse(signedXml);
   const response = doc.documentElement!;
@@ -193,6 +199,16 @@ function wrapAssertion(signedXml: string, evil: AssertionFields, variant: Respon
   const evilAssertion = doc.importNode(parse(assertionXml(evil)).documentElement!, true) as Element;
   if (variant === 'xsw_assertion_sibling') {
     // XSW3: the evil Assertion first, the signed one after it; an SP reading the first Assertion reads the evil one.
+    response.insertBefore(evilAssertion, signedAssertion);
+  } else if (variant === 'xsw_assertion_nested') {
+    // XSW4: the signed Assertion becomes a child of the evil one, which takes its place.
+    response.replaceChild(evilAssertion, signedAssertion);
+    evilAssertion.appendChild(signedAssertion);
+  } else if (variant === 'xsw_assertion_signature_moved') {
+    // XSW5: the evil Assertion carries the genuine Signature; the original, without it, follows as a sibling.
+    const signature = child(signedAssertion, NS.ds, 'Signature')!;
+    signedAssertion.removeChild(signature);
+    evilAssertion.insertBefore(signature, child(evilAssertion, NS.saml, 'Subject')!);
     response.insertBefore(evilAssertion, signedAssertion);
   } else if (variant === 'xsw_assertion_in_extensions') {
     // XSW7: the signed Assertion hidden in Extensions (schema allows any content there), the evil one in its place.
