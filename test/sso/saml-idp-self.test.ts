@@ -163,6 +163,26 @@ describe('the test SAML IdP', () => {
   });
 });
 
+describe('a test SAML IdP started with signResponse', () => {
+  it('signs the Response of a /sso sign-in as well as its Assertion', async () => {
+    const signing = await startSamlIdp({ signResponse: true });
+    try {
+      await signing.nextUser({ nameId: 'erin@example.com' });
+      const client = new SAML({
+        idpCert: signing.certificatePem, issuer: SP.issuer, callbackUrl: SP.acs, audience: SP.issuer, entryPoint: signing.ssoUrl,
+        wantAssertionsSigned: true, wantAuthnResponseSigned: true,
+      });
+      const page = await (await fetch(await client.getAuthorizeUrlAsync('', undefined, {}))).text();
+      const samlResponse = /name="SAMLResponse" value="([^"]+)"/.exec(page)![1]!;
+      expect(Buffer.from(samlResponse, 'base64').toString().match(/<ds:Signature /g)).toHaveLength(2);
+      const { profile } = await client.validatePostResponseAsync({ SAMLResponse: samlResponse });
+      expect(profile!.nameID).toBe('erin@example.com');
+    } finally {
+      await signing.stop();
+    }
+  });
+});
+
 describe.skipIf(!hasChromium)('the test SAML IdP in a browser', () => {
   it('sends Chromium on to the ACS with a form post that carries the response and the RelayState', async () => {
     await idp.nextUser({ nameId: 'dave@example.com' });
