@@ -13,7 +13,7 @@ import { invitationSignUpRoutes } from './auth/routes/invitations.js';
 import { externalSignInRoutes } from './auth/routes/oauth.js';
 import { passwordAuthRoutes, signOutRoutes } from './auth/routes/passwords.js';
 import { createEmailedCodesService } from './auth/service/codes.js';
-import { createExternalSignIn } from './auth/service/external.js';
+import { createEnterpriseSignIn, createExternalSignIn } from './auth/service/external.js';
 import { createImpersonationSignIn } from './auth/service/impersonation.js';
 import { createInvitationSignUps } from './auth/service/invitation-sign-ups.js';
 import { sessionIssuer } from './auth/service/issue-session.js';
@@ -98,6 +98,11 @@ import { scimPlane } from './scim/plane.js';
 import { createRoleResolver } from './scim/roles.js';
 import { directoriesServerRoutes, scimRoutes } from './scim/routes.js';
 import { createDirectoriesService } from './scim/service.js';
+import { createSamlServiceProvider } from './sso/saml.js';
+import { ssoConnectionsServerRoutes } from './sso/routes.js';
+import { createSsoConnectionsService } from './sso/service.js';
+import { createSsoSignIn } from './sso/sign-in.js';
+import { enterpriseSignInRoutes } from './auth/routes/sso.js';
 import { createScimUsers } from './scim/users.js';
 import { createWebhooksService } from './webhooks/service.js';
 
@@ -209,10 +214,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const organizationInvitations = createOrganizationInvitationsService({ db, clock, mailer, limiter, environments, organizations, users });
   const impersonation = createImpersonationService({ db, clock, environments, users, metrics });
   const sessionTokens = createSessionTokensService({ db, clock, sealer, notifications: options.notifications, environments, sessions });
-  const oauth = createOAuthService({
-    db, clock, sealer, users, metrics,
-    relyingParty: createRelyingParty({ clock, timeoutSeconds: options.oauthTimeoutSeconds ?? 10 }),
-  });
+  const relyingParty = createRelyingParty({ clock, timeoutSeconds: options.oauthTimeoutSeconds ?? 10 });
+  const oauth = createOAuthService({ db, clock, sealer, users, metrics, relyingParty });
+  // Enterprise sign-in per organization: connections on the Server API, the SAML and OpenID Connect dance on the client plane.
+  const ssoConnections = createSsoConnectionsService({ db, clock, sealer, environments, organizations, metadataTimeoutMs: (options.oauthTimeoutSeconds ?? 10) * 1000 });
+  const ssoSignIn = createSsoSignIn({ db, clock, sealer, saml: createSamlServiceProvider(), relyingParty, organizations });
   const outbox = createOutboxStore(db);
   const account = createAccountService({ db, clock, limiter, mailer, sealer, users });
   const emailAddresses = createEmailAddressesService({ db, clock, mailer, limiter, users });
@@ -237,6 +243,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     invitationSignUpRoutes(invitationSignUps),
     impersonationRedeemRoutes(createImpersonationSignIn({ db, clock, issueSession, metrics })),
     externalSignInRoutes(createExternalSignIn({ oauth, secondStep })),
+    enterpriseSignInRoutes(createEnterpriseSignIn({ sso: ssoSignIn, secondStep })),
     secondFactorRoutes(secondStep),
     passkeySignInRoutes(passkeySignIn),
   ];
@@ -313,6 +320,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     passkeysServerRoutes(passkeys),
     webhooksServerRoutes(webhooks),
     directoriesServerRoutes(directories),
+    ssoConnectionsServerRoutes(ssoConnections),
   ], options.adminToken ? operatorSessions.authenticator : undefined), { prefix: '/api/server/v1' });
 
   await app.register(scimPlane(directories.authenticate, [scimRoutes({ users: scimUsers, groups: scimGroups })]), { prefix: '/scim/v2' });
@@ -357,7 +365,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     pruneOAuthStates: oauth.pruneExpiredStates, pruneEndedSessions: () => sessions.pruneEnded(housekeeping.sessionRetentionDays),
     pruneAuditEvents: audit.pruneExpiredEvents, expireDataExports: dataRequests.expireArchives, pruneMfaChallenges: secondStep.pruneExpired,
     pruneFinishedJobs: () => createJobsStore(db).pruneFinished(new Date(clock.now().getTime() - housekeeping.jobRetentionDays * DAY_MS)),
-    prunePasskeyChallenges: passkeys.pruneExpiredChallenges,
+    prunePasskeyChallenges: passkeys.pruneExpiredChallenges, pruneSsoRequests: ssoConnections.pruneExpired,
     pruneWebhookHistory: () => webhooks.pruneHistory(housekeeping.webhookRetentionDays),
   }, housekeeping.intervalSeconds * 1000);
   app.decorate('runHousekeeping', sweep);

@@ -5,6 +5,7 @@ import { deleteUserIdentities } from '../oauth/service.js';
 import { deletePasskeys } from '../passkeys/service.js';
 import type { Db } from '../platform/db/database.js';
 import { deleteAllSessions } from '../sessions/service.js';
+import { deleteSsoIdentities } from '../sso/service.js';
 import { eraseAccount } from '../users/accounts.js';
 import { createDataRequestsStore } from './store.js';
 
@@ -23,6 +24,7 @@ export interface ErasureStep {
 export const ERASURE_STEPS: ErasureStep[] = [
   { name: 'sessions', erase: (trx, env, user) => deleteAllSessions(trx, env, user) },
   { name: 'identities', erase: (trx, env, user) => deleteUserIdentities(trx, env, user) },
+  { name: 'ssoIdentities', erase: (trx, env, user) => deleteSsoIdentities(trx, env, user) },
   { name: 'emailAddresses', erase: (trx, env, user) => deleteEmailAddresses(trx, env, user) },
   { name: 'secondFactors', erase: (trx, env, user) => deleteSecondFactors(trx, env, user) },
   { name: 'passkeys', erase: (trx, env, user) => deletePasskeys(trx, env, user) },

@@ -27,6 +27,8 @@ export interface Profile {
   firstName: string | null;
   lastName: string | null;
   name: string | null;
+  /** Every claim the provider sent (an SSO connection reads its groups claim from them). */
+  claims: Record<string, unknown>;
 }
 
 /** The callback error codes the browser is sent back with (`?error=`). */
@@ -76,7 +78,7 @@ function profileFromClaims(claims: Record<string, unknown>): Profile {
   if (typeof subject !== 'string' || subject === '') throw new OAuthFailure('invalid_response', 'the profile has no subject');
   return {
     subject, email: text(claims.email), emailVerified: claims.email_verified === true || claims.email_verified === 'true',
-    firstName: text(claims.given_name), lastName: text(claims.family_name), name: text(claims.name),
+    firstName: text(claims.given_name), lastName: text(claims.family_name), name: text(claims.name), claims,
   };
 }
 

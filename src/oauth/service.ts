@@ -38,9 +38,9 @@ export interface OAuthDeps {
 export const STATE_LIFETIME_SECONDS = 600;
 
 /** Where a callback sends the browser: with what the sign-in answered, or back with an error code. */
-export type CallbackResult<T> =
+export type CallbackResult<T, Code extends string = OAuthFailure['code']> =
   | { outcome: 'signed_in'; redirectUrl: string; signedIn: T }
-  | { outcome: 'failed'; redirectUrl: string; code: OAuthFailure['code']; reason: string };
+  | { outcome: 'failed'; redirectUrl: string; code: Code; reason: string };
 
 /** What signs the profile's user in (auth's session issuer), in the transaction that found or linked them. */
 export type SignInUser<T> = (trx: Db, user: User) => Promise<T>;

@@ -54,3 +54,14 @@ export function assertRoleSet(roles: Role[]) {
   const missing = PERMISSIONS.filter((p) => !owner.permissions.includes(p));
   if (missing.length) throw invalidRoleSet(`The "owner" role carries every permission; it lacks ${missing.join(', ')}.`);
 }
+
+/**
+ * The role an identity provider's groups give (SCIM directories, SSO connections): `groupRoles` maps a group's
+ * name (compared case-insensitively) to a role key; the highest mapped role wins, the set's order being its
+ * rank (owner, admin, member by default). With no mapped group, `member` (or the set's last role).
+ */
+export function mappedRole(roles: Role[], groupRoles: Record<string, string>, groups: string[]): Role {
+  const mapping = new Map(Object.entries(groupRoles).map(([name, role]) => [name.toLowerCase(), role]));
+  const mapped = new Set(groups.map((name) => mapping.get(name.toLowerCase())).filter((role) => role !== undefined));
+  return roles.find((role) => mapped.has(role.key)) ?? roles.find((role) => role.key === 'member') ?? roles[roles.length - 1]!;
+}

@@ -1,5 +1,6 @@
 import { invalidValue } from './errors.js';
 import type { GroupRow, LinkedUser } from './store.js';
+import { isUuid } from '../platform/ids.js';
 
 /** RFC 7643/7644 schema URNs. */
 export const SCHEMA = {
@@ -116,7 +117,6 @@ export function parseGroup(body: unknown): { displayName: string; externalId: st
   return { displayName, externalId: optionalString(body.externalId, 'externalId'), members: memberIds(body.members) };
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The user ids of a `members` value (`[{value}]`); ids that are no uuid name nobody the directory has and are 400. */
 export function memberIds(members: unknown): string[] {
@@ -124,9 +124,8 @@ export function memberIds(members: unknown): string[] {
   const list = Array.isArray(members) ? members : [members];
   return [...new Set(list.map((member) => {
     const value = isObject(member) ? member.value : member;
-    if (typeof value !== 'string' || !UUID.test(value)) throw invalidValue('Each member must be {"value": "<User id>"}.');
+    if (typeof value !== 'string' || !isUuid(value)) throw invalidValue('Each member must be {"value": "<User id>"}.');
     return value.toLowerCase();
   }))];
 }
 
-export const isUuid = (value: string) => UUID.test(value);

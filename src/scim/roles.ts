@@ -1,5 +1,5 @@
 import type { OrganizationsService } from '../organizations/service.js';
-import type { Role } from '../organizations/roles.js';
+import { mappedRole, type Role } from '../organizations/roles.js';
 import type { Caller } from '../platform/caller.js';
 import type { Db } from '../platform/db/database.js';
 import { ProblemError } from '../platform/http/problem.js';
@@ -8,21 +8,13 @@ import { createScimStore } from './store.js';
 
 export interface RoleResolverDeps { db: Db; organizations: Pick<OrganizationsService, 'rolesOf' | 'findMembership' | 'changeRole'> }
 
-const DEFAULT_ROLE = 'member';
-
-/**
- * Groups map to roles through the directory's `groupRoles` ({"<displayName>": "<role key>"}, names compared
- * case-insensitively). A provisioned member holds the highest mapped role of their groups, the role set's order
- * being its rank (owner, admin, member by default); with no mapped group, `member` (or the set's last role).
- */
+/** Groups map to roles through the directory's `groupRoles` ({"<displayName>": "<role key>"}), as mappedRole reads them. */
 export function createRoleResolver({ db, organizations }: RoleResolverDeps) {
   const store = createScimStore(db);
 
   async function roleOf(dir: AuthenticatedDirectory, groupNames: string[]): Promise<Role> {
     const { roles } = await organizations.rolesOf(dir.environmentId, dir.organizationId);
-    const mapping = new Map(Object.entries(dir.groupRoles).map(([name, role]) => [name.toLowerCase(), role]));
-    const mapped = new Set(groupNames.map((name) => mapping.get(name.toLowerCase())).filter((role) => role !== undefined));
-    return roles.find((role) => mapped.has(role.key)) ?? roles.find((role) => role.key === DEFAULT_ROLE) ?? roles[roles.length - 1]!;
+    return mappedRole(roles, dir.groupRoles, groupNames);
   }
 
   return {

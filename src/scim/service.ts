@@ -6,7 +6,7 @@ import { randomToken, sha256 } from '../platform/crypto/tokens.js';
 import { inTransaction, type Db } from '../platform/db/database.js';
 import type { JsonObject } from '../platform/json.js';
 import { directoryNotFound } from './errors.js';
-import { isUuid } from './resources.js';
+import { isUuid } from '../platform/ids.js';
 import type { CreateDirectoryBody, Directory, DirectoryWithToken, UpdateDirectoryBody } from './schemas.js';
 import { createScimStore } from './store.js';
 

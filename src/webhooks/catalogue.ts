@@ -29,6 +29,9 @@ export const WEBHOOK_EVENT_TYPES = {
   'organization_domain.verified': "An organization's domain was verified by its DNS TXT record.",
   'organization_domain.updated': "An organization's domain changed its enrollment mode.",
   'organization_domain.deleted': 'A domain was removed from an organization.',
+  'sso_connection.created': 'An SSO connection (SAML or OpenID Connect) was added to an organization.',
+  'sso_connection.updated': "An organization's SSO connection changed (its IdP, enabled, enforced or role mapping).",
+  'sso_connection.deleted': "An organization's SSO connection was deleted.",
   'factor.added': 'A user added a second factor (TOTP, backup codes) or a passkey.',
   'factor.removed': "A user's second factor or passkey was removed, or an operator reset their factors.",
   'impersonation.redeemed': 'An impersonation token was redeemed: a session acting as the user started.',
@@ -46,6 +49,7 @@ const example = {
   invitation: { type: 'invitation', id: '01964c4f-2e44-7d53-9a61-9f4a5b6c7d08' },
   organizationInvitation: { type: 'organization_invitation', id: '01964c4f-3f55-7e64-8b72-a05b6c7d8e09' },
   organizationDomain: { type: 'organization_domain', id: '01964c4f-6c88-7197-9ea5-d38e9f0a1b2c' },
+  ssoConnection: { type: 'sso_connection', id: '01964c4f-7d99-72a8-8fb6-e49f0a1b2c3d' },
   impersonation: { type: 'impersonation', id: '01964c4f-4a66-7f75-9c83-b16c7d8e9f0a' },
 };
 
@@ -60,6 +64,7 @@ function exampleTargets(type: WebhookEventType): { type: string; id: string }[] 
   if (area === 'invitation') return [example.invitation];
   if (area === 'organization_invitation') return [example.organization, example.organizationInvitation];
   if (area === 'organization_domain') return [example.organization, example.organizationDomain];
+  if (area === 'sso_connection') return [example.organization, example.ssoConnection];
   return [example.user];
 }
 

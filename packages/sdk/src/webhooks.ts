@@ -14,6 +14,7 @@ export const webhookEventTypes = [
   'invitation.created', 'invitation.accepted', 'invitation.revoked',
   'organization_invitation.created', 'organization_invitation.accepted', 'organization_invitation.revoked',
   'organization_domain.created', 'organization_domain.verified', 'organization_domain.updated', 'organization_domain.deleted',
+  'sso_connection.created', 'sso_connection.updated', 'sso_connection.deleted',
   'factor.added', 'factor.removed',
   'impersonation.redeemed',
 ] as const;

@@ -1,6 +1,9 @@
+import type { Db } from '../../platform/db/database.js';
 import type { ClientEnvironment } from '../../platform/http/planes.js';
+import type { User } from '../../users/schemas.js';
 import type { RequestContext } from '../../platform/caller.js';
 import type { OAuthService } from '../../oauth/service.js';
+import type { SsoSignIn } from '../../sso/sign-in.js';
 import type { SecondFactorStep } from './second-factor.js';
 
 /** Sign-in with an external OAuth2/OIDC provider: the dance is oauth/'s; the session (or the second step) it ends in is decided here. */
@@ -14,3 +17,18 @@ export function createExternalSignIn({ oauth, secondStep }: { oauth: OAuthServic
   };
 }
 export type ExternalSignIn = ReturnType<typeof createExternalSignIn>;
+
+/** Enterprise sign-in through an organization's SSO connection: the protocol is sso/'s; the session (or the second step) is decided here. */
+export function createEnterpriseSignIn({ sso, secondStep }: { sso: SsoSignIn; secondStep: Pick<SecondFactorStep, 'challengeOrSession'> }) {
+  const signIn = (env: ClientEnvironment, connectionId: string, context: RequestContext) => (trx: Db, user: User) =>
+    secondStep.challengeOrSession(trx, env, user, context, 'sso', { connectionId });
+  return {
+    authorize: sso.authorize,
+    metadata: sso.metadata,
+    acs: (env: ClientEnvironment, connectionId: string, samlResponse: string, browserToken: string | undefined, context: RequestContext) =>
+      sso.acs(env, connectionId, samlResponse, browserToken, context, signIn(env, connectionId, context)),
+    callback: (env: ClientEnvironment, connectionId: string, query: Record<string, string | undefined>, rawQuery: string, browserToken: string | undefined, context: RequestContext) =>
+      sso.callback(env, connectionId, query, rawQuery, browserToken, context, signIn(env, connectionId, context)),
+  };
+}
+export type EnterpriseSignIn = ReturnType<typeof createEnterpriseSignIn>;

@@ -20,7 +20,7 @@ export type MailingEnvironment = AuthEnvironment & { name: string };
 
 /** How a user proved who they are, as `user.signed_in` records it. */
 export type SignInMethod =
-  | 'password' | 'sign_up' | 'email_code' | 'password_reset' | 'invitation' | 'organization_invitation' | 'impersonation' | 'oauth' | 'passkey';
+  | 'password' | 'sign_up' | 'email_code' | 'password_reset' | 'invitation' | 'organization_invitation' | 'impersonation' | 'oauth' | 'sso' | 'passkey';
 
 /** A flow that signed the user in: the client form of the user, the session and its token (cookie or body). */
 export interface SignedIn { user: ClientUser; session: StartedSession; token: string }
@@ -41,7 +41,7 @@ export const complete = (signedIn: SignedIn): SignInResult => ({ status: 'comple
  * The ways in that prove who the user is, so the session starts recently authenticated (contract §3d);
  * an emailed code alone (verification, invitation, reset) or an impersonation does not.
  */
-const PROVES_IDENTITY: ReadonlySet<SignInMethod> = new Set(['password', 'sign_up', 'oauth', 'passkey']);
+const PROVES_IDENTITY: ReadonlySet<SignInMethod> = new Set(['password', 'sign_up', 'oauth', 'sso', 'passkey']);
 
 /**
  * The ways in that satisfy mfa.policy "required" by themselves: a passkey is a key and its unlock (user
@@ -54,7 +54,7 @@ const MULTI_FACTOR: ReadonlySet<SignInMethod> = new Set(['passkey']);
  * has no value for it); an impersonation proves nothing of the user, and its JWT's `act` says who acts.
  */
 const FIRST_STEP_AMR: Record<SignInMethod, string[]> = {
-  password: ['pwd'], sign_up: ['pwd'], oauth: ['fed'],
+  password: ['pwd'], sign_up: ['pwd'], oauth: ['fed'], sso: ['fed'],
   email_code: ['email'], password_reset: ['email'], invitation: ['email'], organization_invitation: ['email'], impersonation: [],
   // What a passkey proves depends on the key (hwk or swk): the sign-in passes its own (IssueOptions.amr).
   passkey: ['hwk', 'user', 'mfa'],

@@ -24,6 +24,8 @@ import { recordFailedSignIn, throttle } from './common.js';
 import { complete, type AuthEnvironment, type IssueSession, type MailingEnvironment, type SignInResult } from './issue-session.js';
 import type { Locale } from '../../platform/i18n/catalogue.js';
 import { clientNetwork } from '../../platform/client-network.js';
+import { ssoRequired } from '../../sso/errors.js';
+import { ssoEnforcedFor } from '../../sso/service.js';
 
 export interface PasswordAuthDeps {
   db: Db; clock: Clock; limiter: RateLimiter; mailer: Mailer; metrics: Pick<Metrics, 'signIns' | 'lockouts'>; issueSession: IssueSession; background: Background;
@@ -60,6 +62,7 @@ export function createPasswordAuthService({ db, clock, limiter, mailer, metrics,
 
   return {
     async signUp(env: MailingEnvironment, body: SignUpBody & { locale?: Locale }, context: RequestContext): Promise<SignInResult> {
+      await refuseWhereSsoIsEnforced(env, body.email);
       await throttle(limiter, env, `sign_up:ip:${clientNetwork(context.ipAddress)}`, SIGN_UPS_PER_IP);
       const pending = env.settings.emailVerificationRequired;
       // A pending account's code and mail commit with it: a failure between them leaves nothing to collide with on a retry.
@@ -89,7 +92,13 @@ export function createPasswordAuthService({ db, clock, limiter, mailer, metrics,
     },
   };
 
+  /** 403 sso_required for an email whose organization enforces its SSO connection: about the domain, never the account. */
+  async function refuseWhereSsoIsEnforced(env: AuthEnvironment, email: string) {
+    if (await ssoEnforcedFor(db, env.id, email)) throw ssoRequired();
+  }
+
   async function signInWithPassword(env: AuthEnvironment, body: SignInBody, context: RequestContext): Promise<SignInResult> {
+    await refuseWhereSsoIsEnforced(env, body.email);
     const { lockout } = env.settings;
     const ipBucket = `sign_in_failures:ip:${clientNetwork(context.ipAddress)}`;
     // Both the client IP's budget and the account's are reserved before the slow hash (in one statement)

@@ -46,6 +46,11 @@ declare module 'fastify' {
     recentAuthentication?: true;
     /** A session held to enrolling a second factor may call this route: see OPEN_DURING_ENROLMENT. */
     openDuringEnrolment?: true;
+    /**
+     * A route another site's page posts to by design (a SAML IdP's form to the ACS): the client plane's Origin
+     * check does not apply. Such a route must authenticate what is posted by itself, and never read the session.
+     */
+    postedByOtherSites?: true;
   }
   interface FastifyRequest {
     /** Set by every plane's auth hook; routes read it and never authenticate themselves. */
@@ -381,7 +386,7 @@ export function clientPlane(deps: ClientPlaneDeps): FastifyPluginAsync {
       const env = await environmentOfHost(request, deps.resolveEnvironment);
       refuseForeignPreflight(request, env);
       const origin = request.headers.origin;
-      if (!SAFE_METHODS.has(request.method) && origin !== undefined && !allowedOriginsOf(env).has(origin)) {
+      if (!SAFE_METHODS.has(request.method) && origin !== undefined && !allowedOriginsOf(env).has(origin) && !request.routeOptions.config.postedByOtherSites) {
         throw new ProblemError(403, 'forbidden', `Origin ${origin} is not allowed for this environment.`);
       }
     });
