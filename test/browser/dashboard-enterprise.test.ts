@@ -6,6 +6,16 @@ import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
 import { PATIENCE_MS } from '../helpers/patience.js';
 import { type DashboardStage, exactHeading as heading, signedInPage, startDashboardStage } from './dashboard-stage.js';
 
+/** A SAML IdP's metadata as an IdP admin downloads it: entity id, HTTP-Redirect sign-on URL, a signing certificate (public only, self-signed). */
+const IDP_CERTIFICATE = 'MIIDFzCCAf+gAwIBAgIUEe2f8cPNaBxkNCuFaqCCJ1bBChUwDQYJKoZIhvcNAQELBQAwGzEZMBcGA1UEAwwQaWRwLmV4YW1wbGUudGVzdDAeFw0yNjExMjcxNjEzMThaFw0zNjExMjQxNjEzMThaMBsxGTAXBgNVBAMMEGlkcC5leGFtcGxlLnRlc3QwggEiMA0GCSqGSIb3DQEBAQUAA4IBDwAwggEKAoIBAQC2SUnhR3ZKjIB2hfTFt7jV9cTW45fj8a7nB9wnvkPFWHijS64m87/+WTthpOlj1s8YxOYclsZZ93X47GaKWOTriKW1CGNK4xekfbtttnv9uAQZupbz2kmhOOZXX5foe7zY3QNiaASf/2YY0tRduHv4CrF58i7hFkGat6GnCR8Lfm7MgtahPhiqgs1H2g7memfai8rhnWvYH9K4J2dNBGEJevSFj/P7T0aFHd++pm3iSqrF5dCYccpcPZeput3IVfNSEhekCkKxEqkNDWUH5XNvDht76j0HKiVJcCLhMHA2ha9+aT30OHVPBqr1E6YTVfGX8Wg1c3vMHXJonnCcaFalAgMBAAGjUzBRMB0GA1UdDgQWBBRV2i9fI/D3pA+PKcd9uUmRQstBBjAfBgNVHSMEGDAWgBRV2i9fI/D3pA+PKcd9uUmRQstBBjAPBgNVHRMBAf8EBTADAQH/MA0GCSqGSIb3DQEBCwUAA4IBAQB4zKsueRo4sfVaCf5Lw7elvOdovo0fxwbINQT2tTrYprcN5LcT/yu1d1Kg/VUpXXM0yVv90v7bTDq6GiyEFo5C8VhQf0/Px++Y1lTYB7u7LUhpFZMPY3h/gzo/MqATxhUdDXUw9ieSVaYVSZY3DduOCwuT+892Xf2nfdRH+Pi6CUk3eztm31eEEUqts0tavYJqnXy0xdjJEGGGloqZhGv10fa5+tDnfaryb11g2W84C91IpGZSCt9xa+Yb8XMK0HGZaUBbQgx3MUER8QLVEBVzxfMpZA2zzyOpnkmXKYaR0s+y35V0RLzKbBUxPPZm2AK6l4qdeG4sQZe51+n2cl1v';
+const idpMetadata = (entityId: string) => `<?xml version="1.0" encoding="UTF-8"?>
+<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" xmlns:ds="http://www.w3.org/2000/09/xmldsig#" entityID="${entityId}">
+  <md:IDPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol">
+    <md:KeyDescriptor use="signing"><ds:KeyInfo><ds:X509Data><ds:X509Certificate>${IDP_CERTIFICATE}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>
+    <md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="https://idp.example.test/sso/saml"/>
+  </md:IDPSSODescriptor>
+</md:EntityDescriptor>`;
+
 /** Waits, as long as a busy machine may need, for what the page is on its way to show. */
 const eventually = <T>(read: () => Promise<T> | T) => expect.poll(read, { timeout: PATIENCE_MS, interval: 50 });
 
@@ -175,6 +185,81 @@ describe.skipIf(!hasChromium)("the dashboard's enterprise sign-in section of an 
 
     expect(foreign).toEqual([]);
     expect(refused).toEqual([]);
+    await context.close();
+  });
+
+  it('creates a SAML connection from pasted IdP metadata and shows the ACS URL and SP entity ID to copy, enforces and disables it, and deletes it', async () => {
+    const org = await createOrganization(env, 'Initech');
+    const { context, page, section, foreign, refused } = await openEnterpriseSection('Initech');
+    const sso = section.getByRole('region', { name: 'SSO connections' });
+    await eventually(() => sso.getByText('This organization has no SSO connections.').count()).toBe(1);
+    expect(await accessibilityProblems(page)).toEqual([]);
+
+    // Metadata that is not an IdP's: the server's refusal names the field, and nothing is created.
+    await sso.getByLabel('Connection name').fill('Okta');
+    await sso.getByLabel('IdP metadata XML').fill('<not-metadata/>');
+    await sso.getByRole('button', { name: 'Create connection' }).click();
+    await eventually(() => sso.getByRole('alert').textContent()).toContain('/body/idpMetadataXml');
+    expect((await t.server(env).get(`/organizations/${org.id}/sso-connections`)).json().items).toEqual([]);
+
+    const entityId = `https://idp.example.test/${tag}`;
+    await sso.getByLabel('IdP metadata XML').fill(idpMetadata(entityId));
+    await sso.getByRole('button', { name: 'Create connection' }).click();
+    const item = sso.getByRole('article', { name: /^Okta/ });
+    await eventually(() => item.count()).toBe(1);
+    const [stored] = (await t.server(env).get(`/organizations/${org.id}/sso-connections`)).json().items;
+    expect(stored).toMatchObject({ type: 'saml', name: 'Okta', enabled: true, enforced: false, idpEntityId: entityId, idpSsoUrl: 'https://idp.example.test/sso/saml', idpCertificateCount: 1 });
+    expect(stored.acsUrl).toBe(`http://${env.frontendHost}/_svc/auth/sso/${stored.id}/acs`);
+    expect(await item.getByLabel('ACS URL of Okta', { exact: true }).inputValue()).toBe(stored.acsUrl);
+    expect(await item.getByLabel('SP entity ID of Okta', { exact: true }).inputValue()).toBe(stored.spEntityId);
+    expect(await item.getByLabel('SP metadata URL of Okta', { exact: true }).inputValue()).toBe(stored.metadataUrl);
+    expect(await item.textContent()).toContain(entityId);
+    expect(await sso.getByRole('status').filter({ hasText: 'Okta was created.' }).count()).toBe(1);
+    expect(await accessibilityProblems(page)).toEqual([]);
+
+    await item.getByRole('button', { name: 'Copy ACS URL of Okta' }).click();
+    await eventually(() => page.evaluate(() => navigator.clipboard.readText())).toBe(stored.acsUrl);
+
+    await item.getByRole('button', { name: 'Enforce Okta' }).click();
+    await eventually(() => item.getByRole('button', { name: 'Stop enforcing Okta' }).count()).toBe(1);
+    expect((await t.server(env).get(`/organizations/${org.id}/sso-connections/${stored.id}`)).json()).toMatchObject({ enabled: true, enforced: true });
+    await item.getByRole('button', { name: 'Disable Okta' }).click();
+    await eventually(() => item.getByRole('button', { name: 'Enable Okta' }).count()).toBe(1);
+    expect((await t.server(env).get(`/organizations/${org.id}/sso-connections/${stored.id}`)).json()).toMatchObject({ enabled: false, enforced: true });
+    expect(await item.textContent()).toContain('Disabled');
+
+    await item.getByRole('button', { name: 'Delete Okta' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete this SSO connection?' });
+    await eventually(() => dialog.isVisible()).toBe(true);
+    expect(await accessibilityProblems(page)).toEqual([]);
+    await dialog.getByRole('button', { name: 'Delete connection' }).click();
+    await eventually(() => sso.getByText('This organization has no SSO connections.').count()).toBe(1);
+    expect((await t.server(env).get(`/organizations/${org.id}/sso-connections`)).json().items).toEqual([]);
+
+    expect(foreign).toEqual([]);
+    expect(refused).toEqual([]);
+    await context.close();
+  });
+
+  it('creates an OpenID Connect connection and shows the redirect URI to register, never the client secret', async () => {
+    const org = await createOrganization(env, 'Hooli');
+    const { context, page, section } = await openEnterpriseSection('Hooli');
+    const sso = section.getByRole('region', { name: 'SSO connections' });
+    await sso.getByLabel('Protocol').selectOption('oidc');
+    await sso.getByLabel('Connection name').fill('Entra ID');
+    await sso.getByLabel('Issuer').fill('https://login.example.test/tenant/v2.0');
+    await sso.getByLabel('Client ID').fill(`client-${tag}`);
+    const secret = `secret-${randomBytes(12).toString('hex')}`;
+    await sso.getByLabel('Client secret').fill(secret);
+    await sso.getByLabel('Scopes (optional)').fill('openid email');
+    await sso.getByRole('button', { name: 'Create connection' }).click();
+    const item = sso.getByRole('article', { name: /^Entra ID/ });
+    await eventually(() => item.count()).toBe(1);
+    const [stored] = (await t.server(env).get(`/organizations/${org.id}/sso-connections`)).json().items;
+    expect(stored).toMatchObject({ type: 'oidc', issuer: 'https://login.example.test/tenant/v2.0', clientId: `client-${tag}`, scopes: ['openid', 'email'], acsUrl: null });
+    expect(await item.getByLabel('Redirect URI of Entra ID', { exact: true }).inputValue()).toBe(stored.redirectUri);
+    expect(await page.content()).not.toContain(secret);
+    expect(await accessibilityProblems(page)).toEqual([]);
     await context.close();
   });
 });
