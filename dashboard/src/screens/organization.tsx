@@ -6,6 +6,7 @@ import { serverApi } from '../api/gatehouse.js';
 import { ConfirmDialog } from '../ui/confirm.js';
 import { Page } from '../ui/page.js';
 import { Empty, Loaded, Loading, ProblemMessage } from '../ui/states.js';
+import { OrganizationEnterprise } from './organization-enterprise.js';
 import { OrganizationInvitations } from './organization-invitations.js';
 import { OrganizationMembers } from './organization-members.js';
 import { organizationRolesQuery, type OrganizationRoles } from './organization-roles.js';
@@ -14,7 +15,7 @@ type Organization = components['schemas']['Organization'];
 
 const route = getRouteApi('/signed-in/environments/$environmentId/organizations/$organizationId');
 
-/** One organization: profile (rename, delete), metadata, roles, members and invitations. */
+/** One organization: profile (rename, delete), metadata, roles, members, invitations and enterprise sign-in (domains, SCIM, SSO). */
 export function OrganizationScreen() {
   const { environmentId, organizationId } = route.useParams();
   const organization = useQuery({
@@ -35,6 +36,15 @@ function OrganizationDetail({ organization, environmentId }: { organization: Org
   const roles = useQuery(organizationRolesQuery(environmentId, organization.id));
   return (
     <Page title={organization.name}>
+      <nav aria-label="On this page" className="settings-toc">
+        <ul>
+          <li><a href="#profile">Profile</a></li>
+          <li><a href="#members">Members</a></li>
+          <li><a href="#roles">Roles</a></li>
+          <li><a href="#organization-invitations">Invitations</a></li>
+          <li><a href="#enterprise-sign-in">Enterprise sign-in</a></li>
+        </ul>
+      </nav>
       <section aria-labelledby="profile">
         <h2 id="profile">Profile</h2>
         <dl className="fields">
@@ -59,6 +69,7 @@ function OrganizationDetail({ organization, environmentId }: { organization: Org
       <OrganizationMembers organizationId={organization.id} environmentId={environmentId} />
       <Roles roles={roles} />
       <OrganizationInvitations organizationId={organization.id} environmentId={environmentId} />
+      <OrganizationEnterprise organizationId={organization.id} environmentId={environmentId} />
     </Page>
   );
 }

@@ -1,10 +1,11 @@
-import { useState } from 'react';
+import { useId, useState } from 'react';
 
 /**
  * A secret shown this once (a new secret key, a webhook signing secret): read-only in a labelled field, a
  * copy button, and the warning that it cannot be shown again (`warning` says what it is for). Dismissing it forgets it.
  */
 export function SecretOnce({ label, secret, onDone, warning }: { label: string; secret: string; onDone: () => void; warning?: string }) {
+  const id = useId();
   const [copied, setCopied] = useState('');
   const copy = async () => {
     try {
@@ -17,9 +18,9 @@ export function SecretOnce({ label, secret, onDone, warning }: { label: string; 
   return (
     <div className="secret-once" role="region" aria-label={label}>
       <p className="secret-warning"><strong>Copy this {warning ? 'secret' : 'key'} now.</strong> {warning ?? 'It is shown only this once; Gatehouse keeps only its hash. Keep it on your backend, never in a browser.'}</p>
-      <label htmlFor="secret-once-value">{label}</label>
+      <label htmlFor={id}>{label}</label>
       <div className="setting-input">
-        <input id="secret-once-value" readOnly value={secret} className="secret-value" onFocus={(event) => event.target.select()} />
+        <input id={id} readOnly value={secret} className="secret-value" onFocus={(event) => event.target.select()} />
         <button type="button" onClick={() => void copy()}>Copy</button>
       </div>
       <p role="status">{copied}</p>

@@ -1057,6 +1057,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/server/v1/organizations/{organizationId}/sso-connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the organization's SSO connections */
+        get: operations["listSsoConnections"];
+        put?: never;
+        /**
+         * Add a SAML or OpenID Connect connection to the organization
+         * @description SAML: the IdP by `idpMetadataXml`, by `idpMetadataUrl` (fetched now; 422 idp_metadata_unavailable when it cannot be read), or by `idpEntityId`, `idpSsoUrl` (HTTP-Redirect binding) and `idpCertificate`; the answer has `spEntityId`, `acsUrl` and `metadataUrl` to enter at the IdP. OpenID Connect: `issuer`, `clientId`, `clientSecret` (sealed at rest, never returned); register `redirectUri` at the IdP. Users sign in by email when their domain is one of the organization's verified domains; `enforced` refuses them passwords (403 sso_required). `groupRoles` maps IdP groups to the organization's roles (400 invalid_role for a role the organization does not have).
+         */
+        post: operations["createSsoConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/server/v1/organizations/{organizationId}/sso-connections/{connectionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get an SSO connection (never its client secret) */
+        get: operations["getSsoConnection"];
+        put?: never;
+        post?: never;
+        /** Delete an SSO connection (its users and memberships stay) */
+        delete: operations["deleteSsoConnection"];
+        options?: never;
+        head?: never;
+        /** Change an SSO connection */
+        patch: operations["updateSsoConnection"];
+        trace?: never;
+    };
     "/_svc/auth/sign-up": {
         parameters: {
             query?: never;
@@ -1281,6 +1321,83 @@ export interface paths {
          * @description Where the provider sends the browser back. The state is checked and used up, then the RFC 9207 `iss` parameter (when sent), the code is exchanged (with the PKCE verifier) and the ID token validated (issuer, audience, nonce, expiry, algorithm) or the profile read. The user is the one the identity belongs to; else the live user with the provider's verified email (setting `oauthLinkVerifiedEmails`, default true); else a new user. Success: the session cookie and 303 to `redirect_url`. Failure: 303 to `redirect_url?error=<code>`, one of `access_denied`, `provider_error`, `provider_unavailable`, `invalid_response`, `state_mismatch`, `provider_not_found`, `email_required`, `name_required`, `email_taken`, `user_banned`. An unknown, expired or used state answers `400 invalid_state` (there is no safe place to send the browser).
          */
         get: operations["finishOAuthSignIn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/auth/sso/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Start signing in through the organization's IdP
+         * @description Starts an enterprise sign-in: the organization's SSO connection is found by the verified domain of `email` (or by `organization_id`), and the browser goes (302) to the IdP with a single-use request (valid 10 minutes, bound to this browser by an HttpOnly cookie): a SAML AuthnRequest (HTTP-Redirect) or an OpenID Connect authorization request (PKCE, nonce). `redirect_url` must have an allowed origin (400 redirect_url_not_allowed). Without an enabled connection the browser goes straight back to `redirect_url?error=sso_connection_not_found`.
+         */
+        get: operations["startSsoSignIn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/auth/sso/{connectionId}/acs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The SAML Assertion Consumer Service
+         * @description Where the IdP posts the SAML response (HTTP-POST binding). The assertion must be signed by a certificate of the IdP's metadata, issued by the IdP, for this audience and this ACS URL (Recipient), within its time window (60 s skew), and answer a live request of this service (InResponseTo); each assertion is accepted once. A response that fails these checks answers `400 invalid_state`. Success: the session cookie and 303 to the `redirect_url` the sign-in started with (with `mfa_challenge` when the user has a second factor). A first sign-in creates the user (email verified; it must be at one of the organization's verified domains) and the membership, with the role the IdP's groups map to. Failure after the IdP: 303 to `redirect_url?error=<code>` (`state_mismatch`, `access_denied`, `provider_error`, `provider_unavailable`, `invalid_response`, `email_required`, `email_domain_not_verified`, `email_taken`, `user_banned`).
+         */
+        post: operations["finishSamlSignIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/auth/sso/{connectionId}/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The OpenID Connect IdP sends the browser back here
+         * @description Where an OpenID Connect IdP sends the browser back. The state is checked and used up, the code exchanged and the ID token validated. An unknown, expired or used state answers `400 invalid_state`. Success: the session cookie and 303 to the `redirect_url` the sign-in started with (with `mfa_challenge` when the user has a second factor). A first sign-in creates the user (email verified; it must be at one of the organization's verified domains) and the membership, with the role the IdP's groups map to. Failure after the IdP: 303 to `redirect_url?error=<code>` (`state_mismatch`, `access_denied`, `provider_error`, `provider_unavailable`, `invalid_response`, `email_required`, `email_domain_not_verified`, `email_taken`, `user_banned`).
+         */
+        get: operations["finishOidcSsoSignIn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_svc/auth/sso/{connectionId}/metadata": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A SAML connection's service provider metadata (XML) */
+        get: operations["getSamlServiceProviderMetadata"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3746,6 +3863,45 @@ export interface components {
                 /** @enum {string} */
                 use: "sig";
             };
+        };
+        /**
+         * SsoConnection
+         * @description An organization's enterprise sign-in connection (never its client secret).
+         */
+        SsoConnection: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            organizationId: string;
+            type: "saml" | "oidc";
+            name: string;
+            enabled: boolean;
+            /** @description Users whose email is at one of the organization's verified domains must sign in through this connection: a password sign-in or sign-up answers 403 sso_required. */
+            enforced: boolean;
+            groupsAttribute: string;
+            /** @description Maps a group the IdP sends (in `groupsAttribute`, compared case-insensitively) to a role key of the organization. A user a first SSO sign-in makes a member gets the highest mapped role (earliest in the role set), else the organization's default role. */
+            groupRoles: {
+                [key: string]: string;
+            };
+            spEntityId: string | null;
+            acsUrl: string | null;
+            metadataUrl: string | null;
+            idpEntityId: string | null;
+            idpSsoUrl: string | null;
+            idpMetadataUrl: string | null;
+            idpCertificateCount: number | null;
+            issuer: string | null;
+            clientId: string | null;
+            scopes: string[] | null;
+            redirectUri: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        /** SsoConnectionList */
+        SsoConnectionList: {
+            items: components["schemas"]["SsoConnection"][];
         };
         /**
          * TotpEnrolment
@@ -7625,6 +7781,283 @@ export interface operations {
             };
         };
     };
+    listSsoConnections: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoConnectionList"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createSsoConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    type: "saml";
+                    /** @description What the connection is, e.g. "Okta". */
+                    name?: string;
+                    enabled?: boolean;
+                    enforced?: boolean;
+                    /** @description The SAML attribute or OpenID claim that lists the user's groups [groups]. */
+                    groupsAttribute?: string;
+                    /** @description Maps a group the IdP sends (in `groupsAttribute`, compared case-insensitively) to a role key of the organization. A user a first SSO sign-in makes a member gets the highest mapped role (earliest in the role set), else the organization's default role. */
+                    groupRoles?: {
+                        [key: string]: string;
+                    };
+                    /** @description The IdP's SAML metadata XML (EntityDescriptor). */
+                    idpMetadataXml?: string;
+                    /** Format: uri */
+                    idpMetadataUrl?: string;
+                    idpEntityId?: string;
+                    /** Format: uri */
+                    idpSsoUrl?: string;
+                    /** @description PEM or base64 DER X.509 certificate the IdP signs with. */
+                    idpCertificate?: string;
+                } | {
+                    /** @enum {string} */
+                    type: "oidc";
+                    /** @description What the connection is, e.g. "Okta". */
+                    name?: string;
+                    enabled?: boolean;
+                    enforced?: boolean;
+                    /** @description The SAML attribute or OpenID claim that lists the user's groups [groups]. */
+                    groupsAttribute?: string;
+                    /** @description Maps a group the IdP sends (in `groupsAttribute`, compared case-insensitively) to a role key of the organization. A user a first SSO sign-in makes a member gets the highest mapped role (earliest in the role set), else the organization's default role. */
+                    groupRoles?: {
+                        [key: string]: string;
+                    };
+                    /** Format: uri */
+                    issuer: string;
+                    clientId: string;
+                    clientSecret: string;
+                    /** @description OpenID scopes [openid, email, profile]. */
+                    scopes?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description An organization's enterprise sign-in connection (never its client secret). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoConnection"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSsoConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An organization's enterprise sign-in connection (never its client secret). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoConnection"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteSsoConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateSsoConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        /** @description The fields to change; IdP fields of the other type are refused. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description What the connection is, e.g. "Okta". */
+                    name?: string;
+                    enabled?: boolean;
+                    enforced?: boolean;
+                    /** @description The SAML attribute or OpenID claim that lists the user's groups [groups]. */
+                    groupsAttribute?: string;
+                    /** @description Maps a group the IdP sends (in `groupsAttribute`, compared case-insensitively) to a role key of the organization. A user a first SSO sign-in makes a member gets the highest mapped role (earliest in the role set), else the organization's default role. */
+                    groupRoles?: {
+                        [key: string]: string;
+                    };
+                    /** @description The IdP's SAML metadata XML (EntityDescriptor). */
+                    idpMetadataXml?: string;
+                    /** Format: uri */
+                    idpMetadataUrl?: string;
+                    idpEntityId?: string;
+                    /** Format: uri */
+                    idpSsoUrl?: string;
+                    /** @description PEM or base64 DER X.509 certificate the IdP signs with. */
+                    idpCertificate?: string;
+                    /** Format: uri */
+                    issuer?: string;
+                    clientId?: string;
+                    clientSecret?: string;
+                    /** @description OpenID scopes [openid, email, profile]. */
+                    scopes?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description An organization's enterprise sign-in connection (never its client secret). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoConnection"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     signUp: {
         parameters: {
             query?: {
@@ -8230,6 +8663,181 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    startSsoSignIn: {
+        parameters: {
+            query: {
+                redirect_url: string;
+                email?: string;
+                organization_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the IdP */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Back to redirect_url with ?error= */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    finishSamlSignIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    SAMLResponse: string;
+                    RelayState?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description To redirect_url, signed in or with ?error= */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    finishOidcSsoSignIn: {
+        parameters: {
+            query?: {
+                state?: string;
+                code?: string;
+                iss?: string;
+                error?: string;
+            };
+            header?: never;
+            path: {
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To redirect_url, signed in or with ?error= */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error (RFC 9457) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (RFC 9457) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSamlServiceProviderMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description SAML 2.0 EntityDescriptor (application/samlmetadata+xml) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
             };
             /** @description Error (RFC 9457) */
             "4XX": {
