@@ -12,7 +12,7 @@ import { normalizeEmail } from '../users/accounts.js';
 import { connectionNotFound, idpMetadataUnavailable, invalidConnection } from './errors.js';
 import { fetchMetadata, parseIdpMetadata, toPem, type IdpDescription } from './metadata.js';
 import type { Connection, CreateConnectionBody, UpdateConnectionBody } from './schemas.js';
-import { createSsoStore, type ConnectionChanges, type ConnectionRecord } from './store.js';
+import { createSsoStore, enforcedConnectionCovers, type ConnectionChanges, type ConnectionRecord } from './store.js';
 
 export interface SsoConnectionsDeps {
   db: Db; clock: Clock; sealer: Sealer; environments: Pick<EnvironmentsService, 'record'>;
@@ -32,6 +32,8 @@ export const ssoUrl = (frontendHost: string, connectionId: string, endpoint: 'me
  * of an organization that verified the email's domain. Password sign-in and sign-up ask it first.
  */
 export const ssoEnforcedFor = (db: Db, environmentId: string, email: string) => createSsoStore(db).isEnforcedFor(environmentId, normalizeEmail(email));
+/** The same question as a condition the password sign-in's first statement reads. */
+export const ssoEnforcedCondition = (environmentId: string, email: string) => enforcedConnectionCovers(environmentId, normalizeEmail(email));
 
 /** Erasure, in the caller's transaction: the user's links to IdP subjects; a later SSO sign-in starts over. Answers how many there were. */
 export async function deleteSsoIdentities(trx: Db, environmentId: string, userId: string) {

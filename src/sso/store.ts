@@ -13,6 +13,15 @@ export interface NewRequest { keyHash: Buffer; connectionId: string; browserHash
 /** A user's email domain, as the enforcement query compares it with verified domains. */
 const domainOf = (email: string) => email.slice(email.lastIndexOf('@') + 1).toLowerCase();
 
+/**
+ * Whether an enabled, enforced connection covers the email's verified domain, as a condition another statement
+ * reads (the password sign-in's, so the refusal costs no round trip of its own).
+ */
+export const enforcedConnectionCovers = (environmentId: string, email: string) => sql<boolean>`exists (
+  select from sso_connections c
+  join organization_domains d on d.environment_id = c.environment_id and d.organization_id = c.organization_id
+  where c.environment_id = ${environmentId}::uuid and c.enabled and c.enforced and d.domain = ${domainOf(email)} and d.verified_at is not null)`;
+
 export function createSsoStore(db: Db) {
   const connections = (environmentId: string) => db.selectFrom('sso_connections').selectAll().where('environment_id', '=', environmentId);
   /** The enabled connections of organizations that verified the email's domain. */
@@ -42,9 +51,8 @@ export function createSsoStore(db: Db) {
     isVerifiedDomainOf: async (environmentId: string, organizationId: string, email: string) =>
       (await db.selectFrom('organization_domains').select('id').where('environment_id', '=', environmentId).where('organization_id', '=', organizationId)
         .where('domain', '=', domainOf(email)).where('verified_at', 'is not', null).executeTakeFirst()) !== undefined,
-    /** Whether an enabled, enforced connection covers the email's verified domain. */
     isEnforcedFor: async (environmentId: string, email: string) =>
-      (await byVerifiedDomain(environmentId, email).where('c.enforced', '=', true).select(sql<number>`1`.as('one')).executeTakeFirst()) !== undefined,
+      (await sql<{ enforced: boolean }>`select ${enforcedConnectionCovers(environmentId, email)} as enforced`.execute(db)).rows[0]!.enforced,
     updateConnection: (environmentId: string, organizationId: string, id: string, changes: ConnectionChanges, now: Date) =>
       db.updateTable('sso_connections')
         .set({ ...changes, ...(changes.group_roles !== undefined && { group_roles: jsonb(changes.group_roles) }), updated_at: now })

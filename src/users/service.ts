@@ -248,8 +248,12 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
     },
     findCredentials: (environmentId: string, email: string) => users.findCredentials(environmentId, normalizeEmail(email)),
     /** Reserves an attempt of the client's budget (a rate-limit hit) and, when it admits it, one of the account's, in one statement. */
-    reserveSignInAttempt: (environmentId: string, email: string, lockout: EnvironmentSettings['lockout'], budget: RawBuilder<{ count: number }>) =>
-      users.reserveSignInAttempt(environmentId, normalizeEmail(email), lockout, clock.now(), budget),
+    /**
+     * One statement before the password's hash: the client's budget, then the account's attempt, unless `refusal`
+     * (a condition of the caller's, read in the same statement) holds; then nothing of the account is reserved.
+     */
+    reserveSignInAttempt: (environmentId: string, email: string, lockout: EnvironmentSettings['lockout'], budget: RawBuilder<{ count: number }>, refusal: RawBuilder<boolean>) =>
+      users.reserveSignInAttempt(environmentId, normalizeEmail(email), lockout, clock.now(), budget, refusal),
     /** Reserves an attempt of an active account for a second-factor code (the lockout's budget); undefined while locked or full. */
     reserveAttemptById: (environmentId: string, userId: string, lockout: EnvironmentSettings['lockout']) =>
       users.reserveAttemptById(environmentId, userId, lockout, clock.now()),

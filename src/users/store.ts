@@ -233,21 +233,21 @@ export function createUsersStore(db: Db) {
      * admits it, reserves one of the account's attempts: both in one statement. `budgetCount` is
      * undefined when the budget refused; `credentials` when no live account could take an attempt.
      */
-    async reserveSignInAttempt(environmentId: string, email: string, lockout: Lockout, now: Date, budget: RawBuilder<{ count: number }>) {
-      const { rows } = await sql<Selectable<UserRow> & { budget_count: number | null; has_second_factor: boolean | null }>`${preparedAs('sign_in_reserve')}
-        with budget as (${budget}), account as (
+    async reserveSignInAttempt(environmentId: string, email: string, lockout: Lockout, now: Date, budget: RawBuilder<{ count: number }>, refusal: RawBuilder<boolean>) {
+      const { rows } = await sql<Selectable<UserRow> & { budget_count: number | null; has_second_factor: boolean | null; refused: boolean }>`${preparedAs('sign_in_reserve')}
+        with budget as (${budget}), gate as (select ${refusal} as refused), account as (
           ${reserveAttempt(lockout, now)}
           where environment_id = ${environmentId}::uuid and ${signsIn(environmentId, email)} and status <> 'deleted' and ${admitsAttempt(lockout, now)}
-            and exists (select from budget)
+            and exists (select from budget) and not (select refused from gate)
           returning *
         )
-        select account.*, budget.count as budget_count,
+        select account.*, budget.count as budget_count, (select refused from gate) as refused,
           -- Whether a right password must be followed by a second factor, read with the account: no round trip of its own.
           exists (select from mfa_factors f where f.environment_id = account.environment_id and f.user_id = account.id and f.confirmed_at is not null) as has_second_factor
         from (select) one left join budget on true left join account on true`.execute(db);
       const row = rows[0]!;
       const credentials = row.id === null ? undefined : { ...toCredentials(row)!, hasSecondFactor: row.has_second_factor === true };
-      return { budgetCount: row.budget_count ?? undefined, credentials };
+      return { budgetCount: row.budget_count ?? undefined, credentials, refused: row.refused };
     },
     /**
      * Reserves one of an active account's attempts for a second-factor code, as a sign-in reserves one for

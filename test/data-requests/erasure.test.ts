@@ -73,7 +73,7 @@ describe('data erasure: POST /_svc/me/data-requests {type: "erasure"}, its grace
 
     expect(await storedRequest(t, env, created.id)).toMatchObject({ status: 'completed', completed_at: erasedAt });
     expect(await storedRequest(t, env, exported.id)).toMatchObject({ status: 'completed', archive: null, expires_at: erasedAt });
-    expect((await eventsOf(t, env, 'user.erased')).map((e) => e.metadata)).toEqual([{ removed: { sessions: 1, identities: 0, emailAddresses: 2, secondFactors: 0, passkeys: 0, account: 1, ownTrail: 5, exportArchives: 1 } }]);
+    expect((await eventsOf(t, env, 'user.erased')).map((e) => e.metadata)).toEqual([{ removed: { sessions: 1, identities: 0, ssoIdentities: 0, emailAddresses: 2, secondFactors: 0, passkeys: 0, account: 1, ownTrail: 5, exportArchives: 1 } }]);
     expect((await eventsOf(t, env, 'data_request.completed')).map((e) => e.metadata)).toEqual([{ type: 'export' }, { type: 'erasure' }]);
     expect(await storedJob(t, env, created.id)).toMatchObject({ status: 'done', attempts: 1 });
   });

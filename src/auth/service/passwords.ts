@@ -25,7 +25,7 @@ import { complete, type AuthEnvironment, type IssueSession, type MailingEnvironm
 import type { Locale } from '../../platform/i18n/catalogue.js';
 import { clientNetwork } from '../../platform/client-network.js';
 import { ssoRequired } from '../../sso/errors.js';
-import { ssoEnforcedFor } from '../../sso/service.js';
+import { ssoEnforcedCondition, ssoEnforcedFor } from '../../sso/service.js';
 
 export interface PasswordAuthDeps {
   db: Db; clock: Clock; limiter: RateLimiter; mailer: Mailer; metrics: Pick<Metrics, 'signIns' | 'lockouts'>; issueSession: IssueSession; background: Background;
@@ -98,13 +98,13 @@ export function createPasswordAuthService({ db, clock, limiter, mailer, metrics,
   }
 
   async function signInWithPassword(env: AuthEnvironment, body: SignInBody, context: RequestContext): Promise<SignInResult> {
-    await refuseWhereSsoIsEnforced(env, body.email);
     const { lockout } = env.settings;
     const ipBucket = `sign_in_failures:ip:${clientNetwork(context.ipAddress)}`;
     // Both the client IP's budget and the account's are reserved before the slow hash (in one statement)
     // and given back on success, so concurrent guesses cannot all slip through before any of them counts.
     const ipHit = limiter.prepareHit(env.id, ipBucket, { max: lockout.ipMaxFailures, windowSeconds: lockout.ipWindowSeconds });
-    const { budgetCount, credentials: candidate } = await users.reserveSignInAttempt(env.id, body.email, lockout, ipHit.statement);
+    const { budgetCount, credentials: candidate, refused } = await users.reserveSignInAttempt(env.id, body.email, lockout, ipHit.statement, ssoEnforcedCondition(env.id, body.email));
+    if (refused) throw ssoRequired();
     const ipAttempt = ipHit.result(budgetCount);
     if (!ipAttempt.allowed) throw rateLimited(ipAttempt.retryAfterSeconds);
     const passwordOk = await verifyPassword(candidate?.passwordHash, body.password);
