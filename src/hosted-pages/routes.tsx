@@ -139,12 +139,21 @@ export function hostedPagesRoutes({ pages, account, security }: HostedPagesServi
     });
 
     /** The sign-in form, with the enabled providers when the landing place is one the OAuth start route sends the browser back to (an allowed origin). */
-    async function signInForm(request: FastifyRequest, ctx: PageContext, to: string, email?: string, error?: string) {
+    async function signInForm(request: FastifyRequest, ctx: PageContext, to: string, email?: string, error?: string, ssoStart?: string) {
       const env = request.clientEnvironment;
       const providers = isAllowedRedirect(to, env.allowedOrigins)
         ? (await pages.providers(env)).map((p) => ({ name: p.name, href: `/_svc/auth/oauth2/${encodeURIComponent(p.id)}/authorize?${new URLSearchParams({ redirect_url: to })}` }))
         : [];
-      return <SignInPage ctx={ctx} error={error} email={email} providers={providers} passkeys={env.settings.passkeys.enabled} />;
+      return <SignInPage ctx={ctx} error={error} email={email} providers={providers} passkeys={env.settings.passkeys.enabled} sso={ssoStart} />;
+    }
+
+    /**
+     * An email whose organization enforces its IdP: the sign-in page again, leading with a link to that IdP. A link,
+     * not a redirect: CSP form-action also governs where a form's redirects go, and the IdP is on no list of ours.
+     */
+    async function answerOrOfferSso(request: FastifyRequest, reply: FastifyReply, ctx: PageContext, outcome: Outcome, to: string, email: string, form: (error?: string) => VNode | Promise<VNode>) {
+      if (outcome.kind !== 'refused' || !outcome.ssoStart) return answer(reply, ctx, outcome, form);
+      return sendPage(reply, await signInForm(request, ctx, to, email, ctx.t('error.sso_required'), outcome.ssoStart), outcome.problem.status);
     }
 
     app.get('/sign-in', { config: PASSKEY_SCRIPT, schema: { ...hidden, querystring: PageQuery } }, async (request, reply) => {
@@ -156,9 +165,8 @@ export function hostedPagesRoutes({ pages, account, security }: HostedPagesServi
       const to = landing(request.clientEnvironment, request.query.redirect_url);
       const ctx = await pageContext(request, reply);
       const outcome = await pages.signIn(request.clientEnvironment, body, to, requestContext(request));
-      return answer(reply, ctx, outcome, 'challengeToken' in body
-        ? (error) => <SecondFactorPage ctx={ctx} error={error} challengeToken={body.challengeToken} />
-        : (error) => signInForm(request, ctx, to, body.email, error));
+      if ('challengeToken' in body) return answer(reply, ctx, outcome, (error) => <SecondFactorPage ctx={ctx} error={error} challengeToken={body.challengeToken} />);
+      return answerOrOfferSso(request, reply, ctx, outcome, to, body.email, (error) => signInForm(request, ctx, to, body.email, error));
     });
 
     const askName = (request: FastifyRequest) => request.clientEnvironment.settings.requiredFields.includes('name');
@@ -171,7 +179,7 @@ export function hostedPagesRoutes({ pages, account, security }: HostedPagesServi
       const ctx = await pageContext(request, reply);
       const { email, name } = request.body;
       const outcome = await pages.signUp(request.clientEnvironment, request.body, ctx.locale, to, requestContext(request));
-      return answer(reply, ctx, outcome, (error) => <SignUpPage ctx={ctx} error={error} email={email} name={name} askName={askName(request)} />);
+      return answerOrOfferSso(request, reply, ctx, outcome, to, email, (error) => <SignUpPage ctx={ctx} error={error} email={email} name={name} askName={askName(request)} />);
     });
 
     app.get('/verify-email', { schema: { ...hidden, querystring: PageQuery } }, async (request, reply) => {

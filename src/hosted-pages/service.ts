@@ -27,7 +27,8 @@ export type Outcome =
   | { kind: 'second_factor'; challengeToken: string }
   | { kind: 'verify_email'; email: string }
   | { kind: 'joined'; to: string }
-  | { kind: 'refused'; problem: ProblemError };
+  /** `ssoStart`: for an email whose organization enforces its IdP, where its sign-in starts (the page goes there instead). */
+  | { kind: 'refused'; problem: ProblemError; ssoStart?: string };
 
 export interface HostedPagesDeps {
   passwords: Pick<PasswordAuthService, 'signIn' | 'signUp'>;
@@ -82,6 +83,12 @@ async function attempt(step: () => Promise<Outcome>): Promise<Outcome> {
   }
 }
 
+/** A refusal for an enforced SSO domain goes on to the organization's IdP, when `to` is a place that sign-in may land (an allowed origin). */
+function onToSso(env: ClientEnvironment, email: string, to: string, outcome: Outcome): Outcome {
+  if (outcome.kind !== 'refused' || outcome.problem.code !== 'sso_required' || !isAllowedRedirect(to, env.allowedOrigins)) return outcome;
+  return { ...outcome, ssoStart: `/_svc/auth/sso/authorize?${new URLSearchParams({ email, redirect_url: to })}` };
+}
+
 function outcomeOf(result: SignInResult, to: string): Outcome {
   switch (result.status) {
     case 'complete': return { kind: 'signed_in', signedIn: result, to };
@@ -128,16 +135,16 @@ export function createHostedPages(deps: HostedPagesDeps) {
 
     providers: async (env: ClientEnvironment) => (await deps.providers(env.id)).items,
 
-    signIn: (env: ClientEnvironment, form: SignInForm, to: string, context: RequestContext) => attempt(async () => outcomeOf(
-      'challengeToken' in form
-        ? await secondStep.verify(env, { challengeToken: form.challengeToken, code: form.code }, context)
-        : await passwords.signIn(env, { email: form.email, password: form.password }, context), to)),
+    signIn: async (env: ClientEnvironment, form: SignInForm, to: string, context: RequestContext) => {
+      if ('challengeToken' in form) return attempt(async () => outcomeOf(await secondStep.verify(env, { challengeToken: form.challengeToken, code: form.code }, context), to));
+      return onToSso(env, form.email, to, await attempt(async () => outcomeOf(await passwords.signIn(env, { email: form.email, password: form.password }, context), to)));
+    },
 
     /** Signs up in the page's language (the user's `locale` from then on), with consent to the terms when the environment names them. */
-    signUp: (env: ClientEnvironment, form: SignUpForm, locale: Locale, to: string, context: RequestContext) => attempt(async () => {
+    signUp: async (env: ClientEnvironment, form: SignUpForm, locale: Locale, to: string, context: RequestContext) => onToSso(env, form.email, to, await attempt(async () => {
       if (env.settings.hostedPages.termsUrl && form.legalConsentAccepted !== 'true') throw legalConsentRequired();
       return outcomeOf(await passwords.signUp(env, { email: form.email, password: form.password, locale, ...(form.name && { name: form.name }) }, context), to);
-    }),
+    })),
 
     verifyEmail: (env: ClientEnvironment, form: VerifyEmailForm, to: string, context: RequestContext) => attempt(async () =>
       outcomeOf(await codes.verifyEmail(env, { email: form.email, code: form.code }, context), to)),

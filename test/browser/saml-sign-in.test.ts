@@ -54,6 +54,25 @@ describe.skipIf(!hasChromium)('SAML sign-in in a real browser (headless Chromium
     await context.close();
   });
 
+  it("offers the organization's IdP on the hosted sign-in page for an email of an enforced domain, and signs in through it", async () => {
+    const org = await givenOrganizationWithDomain(t, env, dns, 'browser-saml-enforced.example');
+    await createConnection(t, env, org.id, { type: 'saml', idpMetadataXml: idp.metadataXml, enforced: true });
+    await idp.nextUser({ nameId: 'frank@browser-saml-enforced.example', email: 'frank@browser-saml-enforced.example' });
+    const context = await browser.newContext();
+    const page = await context.newPage();
+
+    await page.goto(`${frontend}/sign-in?redirect_url=${encodeURIComponent(landing)}`);
+    await page.getByLabel('Email', { exact: true }).fill('frank@browser-saml-enforced.example');
+    await page.getByLabel('Password', { exact: true }).fill('not asked for');
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByRole('link', { name: 'Continue with your organization’s sign-in' }).click();
+    await page.waitForURL(landing, { timeout: PATIENCE_MS });
+
+    const cookie = (await context.cookies(frontend)).find((c) => c.name === '__session');
+    expect((await t.client(env, { cookie: cookie!.value }).get('/me')).json().email).toBe('frank@browser-saml-enforced.example');
+    await context.close();
+  });
+
   it('sends a browser that did not start the sign-in back with state_mismatch', async () => {
     const org = await givenOrganizationWithDomain(t, env, dns, 'browser-saml-csrf.example');
     await createConnection(t, env, org.id, { type: 'saml', idpMetadataXml: idp.metadataXml });

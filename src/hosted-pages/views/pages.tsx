@@ -7,11 +7,13 @@ interface FormState { ctx: PageContext; error?: string }
 export interface ProviderLink { name: string; href: string }
 
 /** `passkeys`: the passkey button, shown by the passkeys script where the browser can use one. */
-export function SignInPage({ ctx, error, email, providers, passkeys = false }: FormState & { email?: string; providers: ProviderLink[]; passkeys?: boolean }) {
+/** `sso`: where the email's organization signs its users in (its IdP), offered first when the password was refused for it. */
+export function SignInPage({ ctx, error, email, providers, passkeys = false, sso }: FormState & { email?: string; providers: ProviderLink[]; passkeys?: boolean; sso?: string }) {
   const { t } = ctx;
   return (
     <Layout ctx={ctx} title={t('signIn.title', { product: ctx.productName })} script={passkeys}>
       <Alert message={error} />
+      {sso && <p><a class="button" href={sso}>{t('signIn.withOrganization')}</a></p>}
       <PageForm ctx={ctx} action="/sign-in">
         <Field id="email" label={t('field.email')} type="email" value={email} autocomplete="username" />
         <Field id="password" label={t('field.password')} type="password" autocomplete="current-password" />
