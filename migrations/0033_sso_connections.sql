@@ -69,8 +69,12 @@ CREATE TABLE sso_identities (
 );
 CREATE INDEX sso_identities_user ON sso_identities (environment_id, user_id);
 
--- The changes of a connection are webhook events (see 0028), named like their audit actions.
+-- The changes of a connection, and of a SCIM directory (0031), are webhook events (see 0028), named like their audit actions.
 INSERT INTO webhook_event_sources (action, type) VALUES
   ('sso_connection.created', 'sso_connection.created'),
   ('sso_connection.updated', 'sso_connection.updated'),
-  ('sso_connection.deleted', 'sso_connection.deleted');
+  ('sso_connection.deleted', 'sso_connection.deleted'),
+  ('scim_directory.created', 'scim_directory.created'),
+  ('scim_directory.updated', 'scim_directory.updated'),
+  ('scim_directory.token_rotated', 'scim_directory.token_rotated'),
+  ('scim_directory.deleted', 'scim_directory.deleted');

@@ -32,6 +32,10 @@ export const WEBHOOK_EVENT_TYPES = {
   'sso_connection.created': 'An SSO connection (SAML or OpenID Connect) was added to an organization.',
   'sso_connection.updated': "An organization's SSO connection changed (its IdP, enabled, enforced or role mapping).",
   'sso_connection.deleted': "An organization's SSO connection was deleted.",
+  'scim_directory.created': 'A SCIM directory was added to an organization.',
+  'scim_directory.updated': "A SCIM directory's name or group-to-role mapping changed.",
+  'scim_directory.token_rotated': "A SCIM directory's bearer token was replaced (the old one stopped working).",
+  'scim_directory.deleted': 'A SCIM directory was deleted (the users it provisioned stay).',
   'factor.added': 'A user added a second factor (TOTP, backup codes) or a passkey.',
   'factor.removed': "A user's second factor or passkey was removed, or an operator reset their factors.",
   'impersonation.redeemed': 'An impersonation token was redeemed: a session acting as the user started.',
@@ -50,6 +54,7 @@ const example = {
   organizationInvitation: { type: 'organization_invitation', id: '01964c4f-3f55-7e64-8b72-a05b6c7d8e09' },
   organizationDomain: { type: 'organization_domain', id: '01964c4f-6c88-7197-9ea5-d38e9f0a1b2c' },
   ssoConnection: { type: 'sso_connection', id: '01964c4f-7d99-72a8-8fb6-e49f0a1b2c3d' },
+  scimDirectory: { type: 'scim_directory', id: '01964c4f-8eaa-73b9-90c7-f5a01b2c3d4e' },
   impersonation: { type: 'impersonation', id: '01964c4f-4a66-7f75-9c83-b16c7d8e9f0a' },
 };
 
@@ -65,6 +70,7 @@ function exampleTargets(type: WebhookEventType): { type: string; id: string }[] 
   if (area === 'organization_invitation') return [example.organization, example.organizationInvitation];
   if (area === 'organization_domain') return [example.organization, example.organizationDomain];
   if (area === 'sso_connection') return [example.organization, example.ssoConnection];
+  if (area === 'scim_directory') return [example.scimDirectory, example.organization];
   return [example.user];
 }
 

@@ -15,6 +15,7 @@ export const webhookEventTypes = [
   'organization_invitation.created', 'organization_invitation.accepted', 'organization_invitation.revoked',
   'organization_domain.created', 'organization_domain.verified', 'organization_domain.updated', 'organization_domain.deleted',
   'sso_connection.created', 'sso_connection.updated', 'sso_connection.deleted',
+  'scim_directory.created', 'scim_directory.updated', 'scim_directory.token_rotated', 'scim_directory.deleted',
   'factor.added', 'factor.removed',
   'impersonation.redeemed',
 ] as const;
