@@ -186,15 +186,17 @@ export interface HttpRequestOptions {
   host?: string;
   headers?: Record<string, string>;
   body?: unknown;
+  /** Sent urlencoded, as a browser posts a form (instead of `body` as JSON). */
+  form?: Record<string, string>;
   agent?: http.Agent | false;
 }
 
 /** One HTTP request to 127.0.0.1:<port> with node:http, so the Host header can be chosen. */
 export function httpRequest(port: number, options: HttpRequestOptions): Promise<HttpResponse> {
-  const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
+  const payload = options.form ? new URLSearchParams(options.form).toString() : options.body === undefined ? undefined : JSON.stringify(options.body);
   const headers: Record<string, string> = {
     ...(options.host && { host: options.host }),
-    ...(payload !== undefined && { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }),
+    ...(payload !== undefined && { 'content-type': options.form ? 'application/x-www-form-urlencoded' : 'application/json', 'content-length': String(Buffer.byteLength(payload)) }),
     ...options.headers,
   };
   return new Promise((resolve, reject) => {
