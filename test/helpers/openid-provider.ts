@@ -1,8 +1,5 @@
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { PATIENCE_MS } from './patience.js';
+import { startHelperProcess } from './helper-process.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** The account the provider signs in as next: OpenID Connect claims. */
 export interface ProviderAccount {
@@ -26,19 +23,7 @@ export interface OpenIdProvider {
 
 /** Starts test/helpers/openid-provider-process.ts (oidc-provider) as its own process on loopback. */
 export async function startOpenIdProvider(): Promise<OpenIdProvider> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/openid-provider-process.ts'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`the OpenID provider did not start:\n${stderr}`)), PATIENCE_MS);
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      out += chunk;
-      const match = /listening (\d+)/.exec(out);
-      if (match) { clearTimeout(timer); resolve(Number(match[1])); }
-    });
-    child.once('exit', () => { clearTimeout(timer); reject(new Error(`the OpenID provider exited:\n${stderr}`)); });
-  });
+  const { port, stop } = await startHelperProcess('test/helpers/openid-provider-process.ts', 'OpenID provider');
   const issuer = `http://127.0.0.1:${port}`;
   return {
     issuer,
@@ -55,11 +40,7 @@ export async function startOpenIdProvider(): Promise<OpenIdProvider> {
       if (res.status !== 201) throw new Error(`register: ${res.status} ${JSON.stringify(body)}`);
       return { clientId: body.client_id, clientSecret: body.client_secret };
     },
-    stop: () => new Promise<void>((resolve) => {
-      if (child.exitCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    }),
+    stop: () => stop(),
   };
 }
 

@@ -1,11 +1,8 @@
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { PATIENCE_MS } from './patience.js';
+import { startHelperProcess } from './helper-process.js';
 import type { ResponseRequest, SamlUser } from './saml-responses.js';
 
 export { RESPONSE_VARIANTS, type ResponseVariant, type SamlUser } from './saml-responses.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 export interface SamlIdp {
   /** Also the URL of its metadata. */
@@ -29,21 +26,7 @@ export interface SamlIdp {
  * the Response element as well as the Assertion (a request to `response()` can still say otherwise).
  */
 export async function startSamlIdp(options: { signResponse?: boolean } = {}): Promise<SamlIdp> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/saml-idp-process.ts'], {
-    cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SAML_IDP_SIGN_RESPONSE: options.signResponse ? '1' : '0' },
-  });
-  let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`the SAML IdP did not start:\n${stderr}`)), PATIENCE_MS);
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      out += chunk;
-      const match = /listening (\d+)/.exec(out);
-      if (match) { clearTimeout(timer); resolve(Number(match[1])); }
-    });
-    child.once('exit', () => { clearTimeout(timer); reject(new Error(`the SAML IdP exited:\n${stderr}`)); });
-  });
+  const { port, stop } = await startHelperProcess('test/helpers/saml-idp-process.ts', 'SAML IdP', { ...process.env, SAML_IDP_SIGN_RESPONSE: options.signResponse ? '1' : '0' });
   const origin = `http://127.0.0.1:${port}`;
   const metadataXml = await (await fetch(`${origin}/metadata`)).text();
   const certificate = /<ds:X509Certificate>([^<]+)</.exec(metadataXml)![1]!;
@@ -61,10 +44,6 @@ export async function startSamlIdp(options: { signResponse?: boolean } = {}): Pr
     certificatePem: `-----BEGIN CERTIFICATE-----\n${certificate.match(/.{1,64}/g)!.join('\n')}\n-----END CERTIFICATE-----\n`,
     async nextUser(user) { await post('/_test/next-user', user); },
     async response(request) { return ((await (await post('/_test/response', request)).json()) as { samlResponse: string }).samlResponse; },
-    stop: () => new Promise<void>((resolve) => {
-      if (child.exitCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    }),
+    stop: () => stop(),
   };
 }

@@ -1,4 +1,6 @@
-import type { FastifyReply } from 'fastify';
+import type { CookieSerializeOptions } from '@fastify/cookie';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { CallbackResult } from '../../oauth/service.js';
 import { setSessionCookie } from '../../sessions/cookies.js';
 import type { SignedIn, SignInResult } from '../service/issue-session.js';
 
@@ -40,4 +42,24 @@ export function answerSignIn(reply: FastifyReply, result: SignInResult, mode: An
     case 'pending_verification': return reply.code(201).send({ user: result.user, verification: { status: 'pending' } });
     case 'mfa_required': return answerChallenge(reply, result.challengeToken, result.factors, mode);
   }
+}
+
+/** `redirect_url` with `error=<code>` added to its query (its fragment stays where it is). */
+function withError(redirectUrl: string, code: string) {
+  const url = new URL(redirectUrl);
+  url.searchParams.set('error', code);
+  return url.href;
+}
+
+/**
+ * The end of a browser's trip through another site (an OAuth provider, an organization's IdP): the cookie that
+ * bound the trip to this browser goes, then the session and 303 to the URL the trip started with, or 303 there
+ * with `?error=<code>` (the reason only in the log).
+ */
+export function answerReturnTrip(request: FastifyRequest, reply: FastifyReply, result: CallbackResult<SignInResult, string>,
+  browserCookie: { name: string; options: CookieSerializeOptions }) {
+  reply.clearCookie(browserCookie.name, browserCookie.options);
+  if (result.outcome === 'signed_in') return answerSignIn(reply, result.signedIn, { redirectTo: result.redirectUrl });
+  request.log.warn({ signInError: result.code, reason: result.reason }, 'external sign-in failed');
+  return reply.redirect(withError(result.redirectUrl, result.code), 303);
 }

@@ -6,7 +6,7 @@ import { STATE_LIFETIME_SECONDS, type CallbackResult } from '../../oauth/service
 import { requestContext } from '../../platform/http/planes.js';
 import type { SignInResult } from '../service/issue-session.js';
 import type { ExternalSignIn } from '../service/external.js';
-import { answerSignIn } from './answer.js';
+import { answerReturnTrip } from './answer.js';
 
 /** Binds a started sign-in to the browser that started it; sent only to the OAuth routes. */
 const BROWSER_COOKIE = '__oauth_browser';
@@ -23,19 +23,8 @@ const CALLBACK = 'Where the provider sends the browser back. The state is checke
   + '`provider_unavailable`, `invalid_response`, `state_mismatch`, `provider_not_found`, `email_required`, `name_required`, `email_taken`, `user_banned`. '
   + 'An unknown, expired or used state answers `400 invalid_state` (there is no safe place to send the browser).';
 
-/** `redirect_url` with `error=<code>` added to its query (its fragment stays where it is). */
-function withError(redirectUrl: string, code: string) {
-  const url = new URL(redirectUrl);
-  url.searchParams.set('error', code);
-  return url.href;
-}
-
-function sendCallbackResult(request: FastifyRequest, reply: FastifyReply, result: CallbackResult<SignInResult>) {
-  reply.clearCookie(BROWSER_COOKIE, BROWSER_COOKIE_OPTIONS);
-  if (result.outcome === 'signed_in') return answerSignIn(reply, result.signedIn, { redirectTo: result.redirectUrl });
-  request.log.warn({ oauthError: result.code, reason: result.reason }, 'external sign-in failed');
-  return reply.redirect(withError(result.redirectUrl, result.code), 303);
-}
+const sendResult = (request: FastifyRequest, reply: FastifyReply, result: CallbackResult<SignInResult, string>) =>
+  answerReturnTrip(request, reply, result, { name: BROWSER_COOKIE, options: BROWSER_COOKIE_OPTIONS });
 
 /** Client plane, no session: the providers to offer, and the redirect dance. */
 export function externalSignInRoutes(external: ExternalSignIn): FastifyPluginAsync {
@@ -48,7 +37,7 @@ export function externalSignInRoutes(external: ExternalSignIn): FastifyPluginAsy
       schema: { operationId: 'startOAuthSignIn', summary: 'Start signing in with a provider', description: AUTHORIZE, tags, params: ClientProviderParams, querystring: AuthorizeQuery, response: { 302: Type.Null({ description: 'To the provider' }), 303: Type.Null({ description: 'Back to redirect_url with ?error=' }) } },
     }, async (req, reply) => {
       const started = await external.authorize(req.clientEnvironment, req.params.provider, req.query.redirect_url);
-      if ('outcome' in started) return sendCallbackResult(req, reply, started);
+      if ('outcome' in started) return sendResult(req, reply, started);
       reply.setCookie(BROWSER_COOKIE, started.browserToken, { ...BROWSER_COOKIE_OPTIONS, maxAge: STATE_LIFETIME_SECONDS });
       return reply.redirect(started.location, 302);
     });
@@ -58,7 +47,7 @@ export function externalSignInRoutes(external: ExternalSignIn): FastifyPluginAsy
       // The provider's parameters exactly as sent: openid-client checks them itself (iss, state, code).
       const rawQuery = req.url.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '';
       const result = await external.callback(req.clientEnvironment, req.params.provider, req.query, rawQuery, req.cookies[BROWSER_COOKIE], requestContext(req));
-      return sendCallbackResult(req, reply, result);
+      return sendResult(req, reply, result);
     });
   };
 }

@@ -6,10 +6,10 @@ import { requestContext } from '../../platform/http/planes.js';
 import { unknownSamlConnection } from '../../sso/errors.js';
 import { CallbackQuery } from '../../oauth/schemas.js';
 import { AcsBody, SsoAuthorizeQuery, SsoConnectionParams } from '../../sso/schemas.js';
-import { SSO_REQUEST_LIFETIME_SECONDS, type SsoErrorCode } from '../../sso/sign-in.js';
+import { SSO_REQUEST_LIFETIME_SECONDS } from '../../sso/sign-in.js';
 import type { EnterpriseSignIn } from '../service/external.js';
 import type { SignInResult } from '../service/issue-session.js';
-import { answerSignIn } from './answer.js';
+import { answerReturnTrip } from './answer.js';
 
 /**
  * Binds a started sign-in to the browser that started it. SameSite=None: the IdP's page posts the SAML response
@@ -34,18 +34,8 @@ const ACS = 'Where the IdP posts the SAML response (HTTP-POST binding). The asse
 const CALLBACK = 'Where an OpenID Connect IdP sends the browser back. The state is checked and used up, the code exchanged and the ID token validated. '
   + 'An unknown, expired or used state answers `400 invalid_state`. ' + FINISH;
 
-function withError(redirectUrl: string, code: string) {
-  const url = new URL(redirectUrl);
-  url.searchParams.set('error', code);
-  return url.href;
-}
-
-function sendResult(request: FastifyRequest, reply: FastifyReply, result: CallbackResult<SignInResult, SsoErrorCode>) {
-  reply.clearCookie(BROWSER_COOKIE, BROWSER_COOKIE_OPTIONS);
-  if (result.outcome === 'signed_in') return answerSignIn(reply, result.signedIn, { redirectTo: result.redirectUrl });
-  request.log.warn({ ssoError: result.code, reason: result.reason }, 'enterprise sign-in failed');
-  return reply.redirect(withError(result.redirectUrl, result.code), 303);
-}
+const sendResult = (request: FastifyRequest, reply: FastifyReply, result: CallbackResult<SignInResult, string>) =>
+  answerReturnTrip(request, reply, result, { name: BROWSER_COOKIE, options: BROWSER_COOKIE_OPTIONS });
 
 /** Client plane, no session: the enterprise sign-in dance (contract §3d). */
 export function enterpriseSignInRoutes(sso: EnterpriseSignIn): FastifyPluginAsync {
