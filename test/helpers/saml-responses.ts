@@ -25,6 +25,13 @@ export interface SamlUser {
   firstName?: string;
   lastName?: string;
   groups?: string[];
+  /**
+   * The assertion's whole attribute statement, by attribute name (as Okta or Entra ID name them), replacing the
+   * default `email`, `firstName`, `lastName` and `groups`; an empty record sends no AttributeStatement at all.
+   */
+  attributes?: Record<string, string[]>;
+  /** The NameID's Format [urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress]. */
+  nameIdFormat?: string;
   /** Who the forged assertion of a wrapping variant names instead (default attacker@evil.example). */
   evilNameId?: string;
   evilEmail?: string;
@@ -69,19 +76,20 @@ function attribute(name: string, values: string[]) {
 
 function assertionXml(f: AssertionFields) {
   const irt = f.inResponseTo === null ? '' : ` InResponseTo="${esc(f.inResponseTo)}"`;
-  const attributes = [
+  const attributes = f.user.attributes ? Object.entries(f.user.attributes).map(([name, values]) => attribute(name, values)) : [
     attribute('email', [f.email]),
     ...(f.user.firstName === undefined ? [] : [attribute('firstName', [f.user.firstName])]),
     ...(f.user.lastName === undefined ? [] : [attribute('lastName', [f.user.lastName])]),
     ...(f.user.groups === undefined ? [] : [attribute('groups', f.user.groups)]),
   ];
+  const format = f.user.nameIdFormat ?? 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress';
   return `<saml:Assertion xmlns:saml="${NS.saml}" ID="${f.id}" Version="2.0" IssueInstant="${iso(f.now)}">`
     + `<saml:Issuer>${esc(f.issuer)}</saml:Issuer>`
-    + `<saml:Subject><saml:NameID Format="urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress">${esc(f.nameId)}</saml:NameID>`
+    + `<saml:Subject><saml:NameID Format="${esc(format)}">${esc(f.nameId)}</saml:NameID>`
     + `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData NotOnOrAfter="${iso(f.expiresAt)}" Recipient="${esc(f.recipient)}"${irt}/></saml:SubjectConfirmation></saml:Subject>`
     + `<saml:Conditions NotBefore="${iso(f.now - MINUTE)}" NotOnOrAfter="${iso(f.expiresAt)}"><saml:AudienceRestriction><saml:Audience>${esc(f.audience)}</saml:Audience></saml:AudienceRestriction></saml:Conditions>`
     + `<saml:AuthnStatement AuthnInstant="${iso(f.now)}" SessionIndex="${newId()}"><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>`
-    + `<saml:AttributeStatement>${attributes.join('')}</saml:AttributeStatement>`
+    + (attributes.length === 0 ? '' : `<saml:AttributeStatement>${attributes.join('')}</saml:AttributeStatement>`)
     + '</saml:Assertion>';
 }
 
