@@ -13,6 +13,7 @@ import type { Sealer } from '../platform/crypto/encryption.js';
 import { randomToken, sha256 } from '../platform/crypto/tokens.js';
 import { transactionWithLock, type Db } from '../platform/db/database.js';
 import type { ClientEnvironment } from '../platform/http/planes.js';
+import { ProblemError } from '../platform/http/problem.js';
 import { isUuid } from '../platform/ids.js';
 import { revokeAllSessions } from '../sessions/service.js';
 import { insertUser, joinName, lockLiveUserByEmail, lockUserCredentials, normalizeEmail, proveEmailByProvider } from '../users/accounts.js';
@@ -149,7 +150,11 @@ export function createSsoSignIn({ db, clock, sealer, saml, relyingParty, organiz
       user = await insertUser(trx, env.id, {
         email, emailVerifiedAt: now, registrationState: 'complete', passwordHash: null, firstName: profile.firstName, lastName: profile.lastName,
         name: profile.name ?? joinName(profile.firstName, profile.lastName), publicMetadata: {}, privateMetadata: {}, unsafeMetadata: {},
-      }, now);
+      }, now).catch((err: unknown) => {
+        // Another address of some user has it verified (email addresses): that account is not this subject's to take.
+        if (err instanceof ProblemError && err.code === 'email_taken') throw new SsoFailure('email_taken', 'another account has the email');
+        throw err;
+      });
       await recordOwnEvent(trx, env.id, { action: 'user.signed_up', ...userCaller(user.id, context), targets: [{ type: 'user', id: user.id }], metadata: { method: 'sso', connectionId: row.id } }, now);
     }
     await createSsoStore(trx).insertIdentity(env.id, row.id, profile.subject, user.id, now);

@@ -173,5 +173,17 @@ describe('Server API: SSO connections', () => {
       await t.server(env).patch(`${connectionsPath(org.id)}/${connection.id}`, { enabled: false });
       expect((await t.client(env).post('/auth/sign-in', { email: insider.email, password: PASSWORD })).statusCode).toBe(200);
     });
+
+    it('mail no reset code to an enforced domain and refuse a reset there, so a password cannot come back that way', async () => {
+      const env = await t.given.environment();
+      const org = await givenOrganizationWithDomain(t, env, dns, 'reset-enforced.example');
+      const insider = await t.given.user(env, { email: 'cat@reset-enforced.example' });
+      await createConnection(t, env, org.id, { ...OIDC, enforced: true });
+
+      expect((await t.client(env).post('/auth/forgot-password', { email: insider.email })).statusCode).toBe(202);
+      await t.app.settled();
+      expect(await t.outbox(env, insider.email!)).toEqual([]);
+      expectProblem(await t.client(env).post('/auth/reset-password', { email: insider.email, code: '123456', newPassword: 'another long password' }), 403, 'sso_required');
+    });
   });
 });

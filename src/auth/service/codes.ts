@@ -20,6 +20,8 @@ import { throttle } from './common.js';
 import { complete, type IssueSession, type MailingEnvironment } from './issue-session.js';
 import type { SecondFactorStep } from './second-factor.js';
 import { clientNetwork } from '../../platform/client-network.js';
+import { ssoRequired } from '../../sso/errors.js';
+import { ssoEnforcedFor } from '../../sso/service.js';
 import type { Background } from '../../platform/background.js';
 
 export interface EmailedCodesDeps {
@@ -157,6 +159,8 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, issueSes
       await throttle(limiter, env, `forgot_password:ip:${clientNetwork(ipAddress)}`, CODE_SENDS_PER_IP);
       await throttle(limiter, env, `forgot_password:email:${normalizeEmail(email)}`, CODE_SENDS_PER_EMAIL);
       background.run('password reset code', async () => {
+        // A domain whose organization enforces its IdP has no passwords to reset: no code (the answer is the same).
+        if (await ssoEnforcedFor(db, env.id, email)) return;
         const found = await users.findCredentials(env.id, email);
         if (found && found.user.status === 'active') await mailCode(env, found.user, 'reset_password', secondaryAddress(found.user, normalizeEmail(email)));
       });
@@ -169,6 +173,7 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, issueSes
     async resetPassword(env: MailingEnvironment, body: ResetPasswordBody, context: RequestContext) {
       await throttle(limiter, env, `reset_password:ip:${clientNetwork(context.ipAddress)}`, RESET_ATTEMPTS_PER_IP);
       const email = normalizeEmail(body.email);
+      if (await ssoEnforcedFor(db, env.id, email)) throw ssoRequired();
       const passwordHash = await checkedPasswordHash(body.newPassword, env.settings, email);
       const found = await users.findCredentials(env.id, email);
       if (!found || found.user.status !== 'active') throw invalidCode();
