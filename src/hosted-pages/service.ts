@@ -27,7 +27,7 @@ export type Outcome =
   | { kind: 'second_factor'; challengeToken: string }
   | { kind: 'verify_email'; email: string }
   | { kind: 'joined'; to: string }
-  /** `ssoStart`: for an email whose organization enforces its IdP, where its sign-in starts (the page goes there instead). */
+  /** `ssoStart`: for an email whose organization enforces its IdP, where its sign-in starts (the page offers it). */
   | { kind: 'refused'; problem: ProblemError; ssoStart?: string };
 
 export interface HostedPagesDeps {
