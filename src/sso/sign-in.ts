@@ -106,7 +106,7 @@ export function createSsoSignIn({ db, clock, sealer, saml, relyingParty, organiz
     }
   }
 
-  /** The request a response answers, used up; 400 when it is unknown, expired, used, or for another connection or browser. */
+  /** The request a response answers, used up (400 when it is unknown, expired or used); `matches`: it is this connection's, started in this browser. */
   async function consume(env: ClientEnvironment, key: string, connectionId: string, browserToken: string | undefined) {
     const request = await store.consumeRequest(env.id, sha256(key), clock.now());
     if (!request) throw invalidSsoState();
