@@ -39,21 +39,21 @@ const Common = {
   groupsAttribute: Type.Optional(GroupsAttribute), groupRoles: Type.Optional(GroupRoles),
 };
 
-export const CreateSamlConnection = Type.Object({ type: Type.Literal('saml'), ...Common, ...SamlIdp }, {
-  additionalProperties: false, description: 'The IdP by `idpMetadataXml`, by `idpMetadataUrl` (fetched now), or by `idpEntityId`, `idpSsoUrl` and `idpCertificate`.',
-});
-export const CreateOidcConnection = Type.Object({
-  type: Type.Literal('oidc'), ...Common,
-  issuer: HttpsUrl, clientId: Type.String({ minLength: 1, maxLength: 512 }), clientSecret: Type.String({ minLength: 1, maxLength: 4096 }), scopes: Type.Optional(Scopes),
-}, { additionalProperties: false });
-export const CreateConnectionBody = Type.Union([CreateSamlConnection, CreateOidcConnection]);
-export type CreateConnectionBody = Static<typeof CreateConnectionBody>;
-
-export const UpdateConnectionBody = Type.Object({
-  ...Common, ...SamlIdp,
+const OidcClient = {
   issuer: Type.Optional(HttpsUrl), clientId: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
   clientSecret: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })), scopes: Type.Optional(Scopes),
-}, { additionalProperties: false, description: 'The fields to change; IdP fields of the other type are refused.' });
+};
+
+export const CreateConnectionBody = Type.Object({ type: ConnectionType, ...Common, ...SamlIdp, ...OidcClient }, {
+  additionalProperties: false,
+  description: 'SAML: the IdP by `idpMetadataXml`, by `idpMetadataUrl` (fetched now), or by `idpEntityId`, `idpSsoUrl` and `idpCertificate`. '
+    + 'OpenID Connect: `issuer`, `clientId` and `clientSecret` (required), `scopes`. Fields of the other type are refused.',
+});
+export type CreateConnectionBody = Static<typeof CreateConnectionBody>;
+
+export const UpdateConnectionBody = Type.Object({ ...Common, ...SamlIdp, ...OidcClient }, {
+  additionalProperties: false, description: 'The fields to change; IdP fields of the other type are refused.',
+});
 export type UpdateConnectionBody = Static<typeof UpdateConnectionBody>;
 
 export const ConnectionList = Type.Object({ items: Type.Array(Connection) }, { title: 'SsoConnectionList', additionalProperties: false });

@@ -98,8 +98,16 @@ export function createSsoConnectionsService({ db, clock, sealer, environments, o
     if (problem) throw invalidConnection([{ path: '/issuer', message: problem }]);
   }
 
+  /** A new OpenID Connect connection's client: 400 naming what is missing. */
+  function oidcClient(body: CreateConnectionBody) {
+    const missing = (['issuer', 'clientId', 'clientSecret'] as const).filter((field) => !body[field]);
+    if (missing.length > 0) throw invalidConnection(missing.map((field) => ({ path: `/${field}`, message: 'is required for an oidc connection' })));
+    oidcProblems(body);
+    return { issuer: body.issuer!, client_id: body.clientId!, client_secret_sealed: sealer.seal(Buffer.from(body.clientSecret!)), scopes: body.scopes ?? DEFAULT_SCOPES };
+  }
+
   /** 400 naming the fields that belong to the other type of connection. */
-  function refuseOtherType(type: 'saml' | 'oidc', body: UpdateConnectionBody) {
+  function refuseOtherType(type: 'saml' | 'oidc', body: Omit<CreateConnectionBody, 'type'>) {
     const foreign = (type === 'saml' ? OIDC_FIELDS : SAML_FIELDS).filter((field) => body[field] !== undefined);
     if (foreign.length > 0) throw invalidConnection(foreign.map((field) => ({ path: `/${field}`, message: `is not a field of a ${type} connection` })));
   }
@@ -132,13 +140,8 @@ export function createSsoConnectionsService({ db, clock, sealer, environments, o
         type: body.type, name: body.name ?? (body.type === 'saml' ? 'SAML' : 'OpenID Connect'), enabled: body.enabled ?? true, enforced: body.enforced ?? false,
         groups_attribute: body.groupsAttribute ?? 'groups', group_roles: body.groupRoles ?? {},
       };
-      let values: Parameters<typeof store.insertConnection>[2];
-      if (body.type === 'saml') {
-        values = { ...common, ...await samlIdp(body) };
-      } else {
-        oidcProblems(body);
-        values = { ...common, issuer: body.issuer, client_id: body.clientId, client_secret_sealed: sealer.seal(Buffer.from(body.clientSecret)), scopes: body.scopes ?? DEFAULT_SCOPES };
-      }
+      refuseOtherType(body.type, body);
+      const values = { ...common, ...(body.type === 'saml' ? await samlIdp(body) : oidcClient(body)) };
       const row = await inTransaction(db, async (trx) => {
         const inserted = await createSsoStore(trx).insertConnection(environmentId, organizationId, values, clock.now());
         await record(trx, environmentId, 'sso_connection.created', inserted, by, { name: inserted.name, enforced: inserted.enforced });

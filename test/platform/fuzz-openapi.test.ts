@@ -17,7 +17,7 @@ const SEED = 14;
 const RUNS_PER_OPERATION = 40;
 
 interface Parameter { in: 'path' | 'query' | 'header'; name: string; required?: boolean; schema: Schema }
-interface Operation { method: string; path: string; parameters?: Parameter[]; requestBody?: { content: { 'application/json': { schema: Schema } } } }
+interface Operation { method: string; path: string; parameters?: Parameter[]; requestBody?: { content: Partial<Record<'application/json' | 'application/x-www-form-urlencoded', { schema: Schema }>> } }
 
 let t: TestApp;
 let env: TestEnv;
@@ -79,11 +79,17 @@ function requestOf(op: Operation, hints: Hints): fc.Arbitrary<Record<string, unk
     const model = Object.fromEntries(parameters.map((p) => [p.name, arbitraryOf(p.schema, hints, p.name)]));
     return fc.record(model, { requiredKeys: parameters.filter((p) => p.required).map((p) => p.name) });
   };
-  const body = op.requestBody ? arbitraryOf(op.requestBody.content['application/json'].schema, hints) : fc.constant(undefined);
+  const body = op.requestBody ? arbitraryOf((op.requestBody.content['application/json'] ?? op.requestBody.content[FORM])!.schema, hints) : fc.constant(undefined);
   const real = pathParams(op);
   const params = part('path').map((generated) => Object.fromEntries(Object.keys(generated).map((name) => [name, real[name] ?? generated[name]])));
   return fc.record({ params, query: part('query'), headers: part('header'), body });
 }
+
+/** A form a SAML IdP's page posts (the one operation whose body is not JSON). */
+const FORM = 'application/x-www-form-urlencoded';
+const formText = (body: unknown) => (body !== null && typeof body === 'object' && !Array.isArray(body)
+  ? new URLSearchParams(Object.entries(body).map(([name, value]) => [name, asText(value)])).toString()
+  : asText(body));
 
 function send(op: Operation, request: Record<string, unknown>): Promise<LightMyRequestResponse> {
   const params = request.params as Record<string, unknown>;
@@ -92,10 +98,11 @@ function send(op: Operation, request: Record<string, unknown>): Promise<LightMyR
     .flatMap(([name, value]) => (Array.isArray(value) ? value : [value]).map((v) => `${encodeComponent(name)}=${encodeComponent(asText(v))}`));
   const headers = Object.fromEntries(Object.entries(request.headers as Record<string, unknown>).map(([name, value]) => [name, asHeader(value)]));
   const hasBody = 'body' in request && request.body !== undefined;
+  const form = op.requestBody !== undefined && !op.requestBody.content['application/json'];
   return t.app.inject({
     method: op.method as 'GET', url: url + (query.length > 0 ? `?${query.join('&')}` : ''),
-    headers: { ...planeHeaders(op.path), ...headers, ...(hasBody && { 'content-type': 'application/json' }) },
-    ...(hasBody && { payload: jsonText(request.body) }),
+    headers: { ...planeHeaders(op.path), ...headers, ...(hasBody && { 'content-type': form ? FORM : 'application/json' }) },
+    ...(hasBody && { payload: form ? formText(request.body) : jsonText(request.body) }),
   });
 }
 

@@ -194,7 +194,12 @@ describe('GET /openapi.json', () => {
     ['GET /_svc/auth/session/impersonate', ['303']],
     ['GET /_svc/auth/oauth2/{provider}/authorize', ['302', '303']],
     ['GET /_svc/auth/oauth2/{provider}/callback', ['303']],
+    ['GET /_svc/auth/sso/authorize', ['302', '303']],
+    ['POST /_svc/auth/sso/{connectionId}/acs', ['303']],
+    ['GET /_svc/auth/sso/{connectionId}/callback', ['303']],
   ]);
+  // Posted by another site's page as a form (a SAML IdP's HTTP-POST binding), not by a JSON client.
+  const FORM_BODIES = new Set(['POST /_svc/auth/sso/{connectionId}/acs']);
 
   it('is OpenAPI 3.1', () => {
     expect(doc.openapi).toMatch(/^3\.1\.\d+$/);
@@ -257,7 +262,8 @@ describe('GET /openapi.json', () => {
         expect(op.requestBody, `${method} ${path}`).toBeUndefined();
         continue;
       }
-      const schema = deref(op.requestBody?.content?.['application/json']?.schema);
+      const mediaType = FORM_BODIES.has(`${method} ${path}`) ? 'application/x-www-form-urlencoded' : 'application/json';
+      const schema = deref(op.requestBody?.content?.[mediaType]?.schema);
       expect(schema, `${method} ${path} has no request body schema`).toBeDefined();
       expect(schema.type).toBe('object');
       expect(Object.keys(schema.properties ?? {}).length, `${method} ${path}`).toBeGreaterThan(0);

@@ -85,6 +85,20 @@ describe('Server API: SSO connections', () => {
     });
   });
 
+  it('refuses a connection of one type carrying the other type\'s fields, and an OpenID Connect one without its client', async () => {
+    const env = await t.given.environment();
+    const org = await createOrganization(t, env);
+    const mixed = await t.server(env).post(connectionsPath(org.id), { type: 'saml', idpMetadataXml: idpMetadataXml(), clientId: 'x' });
+    expectProblem(mixed, 400, 'invalid_request');
+    expect(mixed.json().properties.errors).toEqual([{ path: '/body/clientId', message: 'is not a field of a saml connection' }]);
+    const incomplete = await t.server(env).post(connectionsPath(org.id), { type: 'oidc', issuer: OIDC.issuer });
+    expectProblem(incomplete, 400, 'invalid_request');
+    expect(incomplete.json().properties.errors).toEqual([
+      { path: '/body/clientId', message: 'is required for an oidc connection' }, { path: '/body/clientSecret', message: 'is required for an oidc connection' },
+    ]);
+    expect((await t.server(env).get(connectionsPath(org.id))).json().items).toEqual([]);
+  });
+
   describe('OpenID Connect', () => {
     it('stores the client secret sealed and never answers it; the redirect URI is the callback', async () => {
       const env = await t.given.environment();

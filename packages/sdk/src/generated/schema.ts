@@ -7830,11 +7830,11 @@ export interface operations {
             };
             cookie?: never;
         };
+        /** @description SAML: the IdP by `idpMetadataXml`, by `idpMetadataUrl` (fetched now), or by `idpEntityId`, `idpSsoUrl` and `idpCertificate`. OpenID Connect: `issuer`, `clientId` and `clientSecret` (required), `scopes`. Fields of the other type are refused. */
         requestBody: {
             content: {
                 "application/json": {
-                    /** @enum {string} */
-                    type: "saml";
+                    type: "saml" | "oidc";
                     /** @description What the connection is, e.g. "Okta". */
                     name?: string;
                     enabled?: boolean;
@@ -7854,23 +7854,10 @@ export interface operations {
                     idpSsoUrl?: string;
                     /** @description PEM or base64 DER X.509 certificate the IdP signs with. */
                     idpCertificate?: string;
-                } | {
-                    /** @enum {string} */
-                    type: "oidc";
-                    /** @description What the connection is, e.g. "Okta". */
-                    name?: string;
-                    enabled?: boolean;
-                    enforced?: boolean;
-                    /** @description The SAML attribute or OpenID claim that lists the user's groups [groups]. */
-                    groupsAttribute?: string;
-                    /** @description Maps a group the IdP sends (in `groupsAttribute`, compared case-insensitively) to a role key of the organization. A user a first SSO sign-in makes a member gets the highest mapped role (earliest in the role set), else the organization's default role. */
-                    groupRoles?: {
-                        [key: string]: string;
-                    };
                     /** Format: uri */
-                    issuer: string;
-                    clientId: string;
-                    clientSecret: string;
+                    issuer?: string;
+                    clientId?: string;
+                    clientSecret?: string;
                     /** @description OpenID scopes [openid, email, profile]. */
                     scopes?: string[];
                 };
