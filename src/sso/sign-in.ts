@@ -68,6 +68,9 @@ export function createSsoSignIn({ db, clock, sealer, saml, relyingParty, organiz
     ...resolveEndpoints('oidc', { issuer: row.issuer, scopes: row.scopes ?? undefined }),
   });
 
+  /** A connection by the id a route's path names (anything but a UUID names none). */
+  const connectionById = async (env: ClientEnvironment, connectionId: string) => (isUuid(connectionId) ? store.findById(env.id, connectionId) : undefined);
+
   async function connectionFor(env: ClientEnvironment, query: { email?: string; organization_id?: string }) {
     if (query.organization_id) return isUuid(query.organization_id) ? store.firstEnabled(env.id, query.organization_id) : undefined;
     return store.findByEmailDomain(env.id, normalizeEmail(query.email!));
@@ -211,7 +214,7 @@ export function createSsoSignIn({ db, clock, sealer, saml, relyingParty, organiz
      * where the browser came from. A valid one uses its request up, then ends in a redirect to the request's URL.
      */
     async acs<T>(env: ClientEnvironment, connectionId: string, samlResponse: string, browserToken: string | undefined, context: RequestContext, signIn: SignInUser<T>) {
-      const row = isUuid(connectionId) ? await store.findById(env.id, connectionId) : undefined;
+      const row = await connectionById(env, connectionId);
       if (!row?.enabled || row.type !== 'saml') throw invalidSsoState();
       const settings = samlSettings(env, row);
       let assertion;
@@ -247,7 +250,7 @@ export function createSsoSignIn({ db, clock, sealer, saml, relyingParty, organiz
 
     /** The service provider metadata of a SAML connection; undefined when there is no such enabled connection. */
     async metadata(env: ClientEnvironment, connectionId: string) {
-      const row = isUuid(connectionId) ? await store.findById(env.id, connectionId) : undefined;
+      const row = await connectionById(env, connectionId);
       return row?.type === 'saml' ? saml.metadata(samlSettings(env, row)) : undefined;
     },
   };

@@ -1,4 +1,5 @@
-import { useId, useState } from 'react';
+import { useId } from 'react';
+import { useClipboard } from './clipboard.js';
 
 /**
  * A secret shown this once (a new secret key, a webhook signing secret): read-only in a labelled field, a
@@ -6,22 +7,14 @@ import { useId, useState } from 'react';
  */
 export function SecretOnce({ label, secret, onDone, warning }: { label: string; secret: string; onDone: () => void; warning?: string }) {
   const id = useId();
-  const [copied, setCopied] = useState('');
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(secret);
-      setCopied('Copied to the clipboard.');
-    } catch {
-      setCopied('The browser refused to copy: select the key and copy it yourself.');
-    }
-  };
+  const { copy, message: copied } = useClipboard(secret, 'key');
   return (
     <div className="secret-once" role="region" aria-label={label}>
       <p className="secret-warning"><strong>Copy this {warning ? 'secret' : 'key'} now.</strong> {warning ?? 'It is shown only this once; Gatehouse keeps only its hash. Keep it on your backend, never in a browser.'}</p>
       <label htmlFor={id}>{label}</label>
       <div className="setting-input">
         <input id={id} readOnly value={secret} className="secret-value" onFocus={(event) => event.target.select()} />
-        <button type="button" onClick={() => void copy()}>Copy</button>
+        <button type="button" onClick={copy}>Copy</button>
       </div>
       <p role="status">{copied}</p>
       <button type="button" onClick={onDone}>I have copied it</button>
