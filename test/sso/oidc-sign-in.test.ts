@@ -96,7 +96,8 @@ describe('enterprise sign-in through an OpenID Connect connection', () => {
   it('sends the browser back with sso_connection_not_found for a domain without a connection, and 400 for a redirect URL not allowed', async () => {
     const { env, org } = await givenConnection('oidc-routing.example');
     expect(errorOf(await authorize(env, 'email=someone%40unknown.example'))).toBe('sso_connection_not_found');
-    expect(errorOf(await authorize(env, `organization_id=${org.id.replace(/.$/, '0')}`))).toBe('sso_connection_not_found');
+    const anotherOrganization = org.id.replace(/.$/, (last: string) => (last === '0' ? '1' : '0'));
+    expect(errorOf(await authorize(env, `organization_id=${anotherOrganization}`))).toBe('sso_connection_not_found');
     expect((await authorize(env, `organization_id=${org.id}`)).statusCode).toBe(302);
     expectProblem(await t.client(env).get('/auth/sso/authorize?email=a%40oidc-routing.example&redirect_url=https%3A%2F%2Fevil.example%2F'), 400, 'redirect_url_not_allowed');
     expectProblem(await t.client(env).get(`/auth/sso/authorize?redirect_url=${encodeURIComponent(LANDING)}`), 400, 'invalid_request');

@@ -107,11 +107,11 @@ function DomainItem({ domain, environmentId, onRemove }: { domain: Domain; envir
   const refresh = () => queryClient.invalidateQueries({ queryKey: ['organization-domains', environmentId, domain.organizationId] });
   const verify = useMutation({
     mutationFn: () => serverApi(environmentId).verifyOrganizationDomain({ organizationId: domain.organizationId, domainId: domain.id }),
-    onSuccess: async (verified) => { setSaid(`${verified.domain} is verified.`); await refresh(); },
+    onSuccess: async (verified) => { await refresh(); setSaid(`${verified.domain} is verified.`); },
   });
   const change = useMutation({
     mutationFn: (enrollment: Enrollment) => serverApi(environmentId).updateOrganizationDomain({ organizationId: domain.organizationId, domainId: domain.id, enrollment }),
-    onSuccess: async (updated) => { setSaid(`Enrollment of ${updated.domain} saved.`); await refresh(); },
+    onSuccess: async (updated) => { await refresh(); setSaid(`Enrollment of ${updated.domain} saved.`); },
   });
   const onSubmit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
