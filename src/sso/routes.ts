@@ -9,7 +9,7 @@ const tags = ['SSO connections'];
 const CREATE = 'SAML: the IdP by `idpMetadataXml`, by `idpMetadataUrl` (fetched now; 422 idp_metadata_unavailable when it cannot be read), or by '
   + '`idpEntityId`, `idpSsoUrl` (HTTP-Redirect binding) and `idpCertificate`; the answer has `spEntityId`, `acsUrl` and `metadataUrl` to enter at the IdP. '
   + 'OpenID Connect: `issuer`, `clientId`, `clientSecret` (sealed at rest, never returned); register `redirectUri` at the IdP. '
-  + "Users sign in by email when their domain is one of the organization's verified domains; `enforced` refuses them passwords (403 sso_required). "
+  + "Users sign in by email when their domain is one of the organization's verified domains; `enforced` refuses them every other way in: password, passkey, social sign-in and invitation sign-up (sso_required). "
   + '`groupRoles` maps IdP groups to the organization\'s roles (400 invalid_role for a role the organization does not have).';
 
 /** Server API: an organization's enterprise sign-in connections (contract §3d). */

@@ -14,7 +14,7 @@ export const ConnectionType = Type.Union([Type.Literal('saml'), Type.Literal('oi
 
 export const Connection = Type.Object({
   id: Uuid, organizationId: Uuid, type: ConnectionType, name: Type.String(), enabled: Type.Boolean(),
-  enforced: Type.Boolean({ description: "Users whose email is at one of the organization's verified domains must sign in through this connection: a password sign-in or sign-up answers 403 sso_required." }),
+  enforced: Type.Boolean({ description: "Users whose email is at one of the organization's verified domains must sign in through this connection: a password, passkey or social sign-in, a sign-up and an invitation sign-up answer sso_required." }),
   groupsAttribute: Type.String(), groupRoles: GroupRoles,
   spEntityId: Nullable(Type.String({ description: 'SAML: the service provider entity ID (audience) to enter at the IdP.' })),
   acsUrl: Nullable(Type.String({ description: 'SAML: the Assertion Consumer Service URL (HTTP-POST) to enter at the IdP.' })),

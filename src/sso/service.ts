@@ -29,9 +29,11 @@ export const ssoUrl = (frontendHost: string, connectionId: string, endpoint: 'me
 
 /**
  * Whether users with this email must sign in through their organization's IdP: an enabled, enforced connection
- * of an organization that verified the email's domain. Password sign-in and sign-up ask it first.
+ * of an organization that verified the email's domain. Every other way in (password, code, passkey, social
+ * sign-in, invitation sign-up) asks it first; a user without an email has no domain to enforce.
  */
-export const ssoEnforcedFor = (db: Db, environmentId: string, email: string) => createSsoStore(db).isEnforcedFor(environmentId, normalizeEmail(email));
+export const ssoEnforcedFor = async (db: Db, environmentId: string, email: string | null) =>
+  email !== null && createSsoStore(db).isEnforcedFor(environmentId, normalizeEmail(email));
 /** The same question as a condition the password sign-in's first statement reads. */
 export const ssoEnforcedCondition = (environmentId: string, email: string) => enforcedConnectionCovers(environmentId, normalizeEmail(email));
 

@@ -4,7 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../helpers/app.js';
 import type { TestDnsServer } from '../helpers/dns-server.js';
 import { PASSWORD } from '../helpers/given.js';
+import { startScriptableProvider } from '../helpers/scriptable-provider.js';
+import { invite } from '../invitations/support.js';
+import { callbackError, givenScriptedEnvironment, scriptedSignIn } from '../oauth/support.js';
 import { createOrganization } from '../organizations/support.js';
+import { passkeySignIn, registerPasskey } from '../passkeys/support.js';
 import {
   CONNECTION_KEYS, connectionsPath, createConnection, expectProblem, givenOrganizationWithDomain, idpMetadataXml, startAppWithDns, TEST_IDP_CERTIFICATE,
 } from './support.js';
@@ -198,6 +202,66 @@ describe('Server API: SSO connections', () => {
       await t.app.settled();
       expect(await t.outbox(env, insider.email!)).toEqual([]);
       expectProblem(await t.client(env).post('/auth/reset-password', { email: insider.email, code: '123456', newPassword: 'another long password' }), 403, 'sso_required');
+    });
+
+    it("send a social sign-in with the domain's email back with sso_required, creating nobody and linking nothing", async () => {
+      const fake = await startScriptableProvider();
+      try {
+        const env = await givenScriptedEnvironment(t, fake);
+        const org = await givenOrganizationWithDomain(t, env, dns, 'social-enforced.example');
+        const insider = await t.given.user(env, { email: 'dan@social-enforced.example' });
+        await createConnection(t, env, org.id, { ...OIDC, enforced: true });
+
+        fake.script.claims = { ...fake.script.claims, sub: 'dan', email: insider.email, email_verified: true };
+        const linking = await scriptedSignIn(t, env);
+        fake.script.claims = { ...fake.script.claims, sub: 'eve', email: 'eve@social-enforced.example', email_verified: true };
+        const creating = await scriptedSignIn(t, env);
+        fake.script.claims = { ...fake.script.claims, sub: 'fay', email: 'fay@elsewhere.example', email_verified: true };
+        const outside = await scriptedSignIn(t, env);
+
+        expect([callbackError(linking), callbackError(creating), callbackError(outside)]).toEqual(['sso_required', 'sso_required', null]);
+        expect([linking, creating].map((res) => res.cookies.find((c) => c.name === '__session'))).toEqual([undefined, undefined]);
+        const users = await t.db.selectFrom('users').select('email').where('environment_id', '=', env.id).orderBy('email').execute();
+        expect(users.map((u) => u.email)).toEqual(['dan@social-enforced.example', 'fay@elsewhere.example']);
+        const identities = await t.db.selectFrom('user_identities').select('subject').where('environment_id', '=', env.id).execute();
+        expect(identities).toEqual([{ subject: 'fay' }]);
+      } finally {
+        await fake.close();
+      }
+    });
+
+    it("refuse a passkey sign-in of a user at the domain with 403 sso_required, starting no session", async () => {
+      const env = await t.given.environment();
+      const org = await givenOrganizationWithDomain(t, env, dns, 'passkey-enforced.example');
+      const insider = await t.given.user(env, { email: 'gil@passkey-enforced.example' });
+      const { authenticator } = await registerPasskey(t, env, (await t.given.session(env, insider)).token);
+      const before = await t.db.selectFrom('sessions').select('id').where('environment_id', '=', env.id).execute();
+      expect((await passkeySignIn(t, env, authenticator)).statusCode).toBe(200);
+      const connection = await createConnection(t, env, org.id, { ...OIDC, enforced: true });
+
+      expectProblem(await passkeySignIn(t, env, authenticator), 403, 'sso_required');
+      expect(await t.db.selectFrom('sessions').select('id').where('environment_id', '=', env.id).execute()).toHaveLength(before.length + 1);
+
+      await t.server(env).patch(`${connectionsPath(org.id)}/${connection.id}`, { enforced: false });
+      expect((await passkeySignIn(t, env, authenticator)).statusCode).toBe(200);
+    });
+
+    it('refuse a password sign-up from an environment or an organization invitation to the domain with 403 sso_required, leaving both pending', async () => {
+      const env = await t.given.environment({ signUpUrl: 'https://app.example.com/sign-up' });
+      const org = await givenOrganizationWithDomain(t, env, dns, 'invite-enforced.example');
+      await createConnection(t, env, org.id, { ...OIDC, enforced: true });
+      const { invitation, token } = await invite(t, env, { email: 'hal@invite-enforced.example' });
+      const byOrganization = await t.server(env).post(`/organizations/${org.id}/invitations`, { email: 'ida@invite-enforced.example', role: 'member' });
+      expect(byOrganization.statusCode, byOrganization.body).toBe(201);
+
+      const body = { password: PASSWORD, legalConsentAccepted: true };
+      expectProblem(await t.client(env).post('/auth/invitation/password-signup?_is_native=true', { ...body, token }), 403, 'sso_required');
+      expectProblem(await t.client(env).post('/auth/organization-invitation/password-signup?_is_native=true', { ...body, token: byOrganization.json().token }), 403, 'sso_required');
+
+      expect(await t.db.selectFrom('users').select('id').where('environment_id', '=', env.id).execute()).toEqual([]);
+      expect((await t.server(env).get(`/invitations/${invitation.id}`)).json().status).toBe('PENDING');
+      const pending = await t.db.selectFrom('organization_invitations').select('status').where('environment_id', '=', env.id).execute();
+      expect(pending).toEqual([{ status: 'PENDING' }]);
     });
   });
 });

@@ -20,7 +20,7 @@ const CALLBACK = 'Where the provider sends the browser back. The state is checke
   + 'is exchanged (with the PKCE verifier) and the ID token validated (issuer, audience, nonce, expiry, algorithm) or the profile read. The user is the '
   + "one the identity belongs to; else the live user with the provider's verified email (setting `oauthLinkVerifiedEmails`, default true); else a new "
   + 'user. Success: the session cookie and 303 to `redirect_url`. Failure: 303 to `redirect_url?error=<code>`, one of `access_denied`, `provider_error`, '
-  + '`provider_unavailable`, `invalid_response`, `state_mismatch`, `provider_not_found`, `email_required`, `name_required`, `email_taken`, `user_banned`. '
+  + '`provider_unavailable`, `invalid_response`, `state_mismatch`, `provider_not_found`, `email_required`, `name_required`, `email_taken`, `user_banned`, `sso_required`. '
   + 'An unknown, expired or used state answers `400 invalid_state` (there is no safe place to send the browser).';
 
 const sendResult = (request: FastifyRequest, reply: FastifyReply, result: CallbackResult<SignInResult, string>) =>

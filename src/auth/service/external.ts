@@ -2,7 +2,9 @@ import type { Db } from '../../platform/db/database.js';
 import type { ClientEnvironment } from '../../platform/http/planes.js';
 import type { User } from '../../users/schemas.js';
 import type { RequestContext } from '../../platform/caller.js';
+import { OAuthFailure } from '../../oauth/relying-party.js';
 import type { OAuthService } from '../../oauth/service.js';
+import { ssoEnforcedFor } from '../../sso/service.js';
 import type { SsoSignIn } from '../../sso/sign-in.js';
 import type { SecondFactorStep } from './second-factor.js';
 
@@ -12,8 +14,11 @@ export function createExternalSignIn({ oauth, secondStep }: { oauth: OAuthServic
     providers: (environmentId: string) => oauth.listEnabled(environmentId),
     authorize: (env: ClientEnvironment, providerId: string, redirectUrl: string) => oauth.authorize(env, providerId, redirectUrl),
     callback: (env: ClientEnvironment, providerId: string, query: Record<string, string | undefined>, rawQuery: string, browserToken: string | undefined, context: RequestContext) =>
-      oauth.callback(env, providerId, query, rawQuery, browserToken, context, (trx, user) =>
-        secondStep.challengeOrSession(trx, env, user, context, 'oauth', { provider: providerId })),
+      oauth.callback(env, providerId, query, rawQuery, browserToken, context, async (trx, user) => {
+        // Thrown in the callback's transaction: a user it would have created or linked is not kept either.
+        if (await ssoEnforcedFor(trx, env.id, user.email)) throw new OAuthFailure('sso_required', "the user's email domain must sign in through its organization's SSO connection");
+        return secondStep.challengeOrSession(trx, env, user, context, 'oauth', { provider: providerId });
+      }),
   };
 }
 export type ExternalSignIn = ReturnType<typeof createExternalSignIn>;

@@ -6,6 +6,8 @@ import type { Clock } from '../../platform/clock.js';
 import { inTransaction, type Db } from '../../platform/db/database.js';
 import { toClientUser } from '../../users/accounts.js';
 import type { UsersService } from '../../users/service.js';
+import { ssoRequired } from '../../sso/errors.js';
+import { ssoEnforcedFor } from '../../sso/service.js';
 import { userBanned } from '../errors.js';
 import { complete, type IssueSession, type SignInResult } from './issue-session.js';
 
@@ -23,12 +25,14 @@ export function createPasskeySignIn({ db, clock, issueSession, passkeys, users }
     /**
      * A verified assertion starts the session in one transaction with the passkey's new counter, so two
      * sign-ins racing with one counter value start one session. A banned user is told so (the passkey
-     * proved who asks); a deleted one gets no session (issueSession).
+     * proved who asks), as is one whose organization enforces its SSO connection; a deleted one gets no
+     * session (issueSession).
      */
     async signIn(env: PasskeyEnvironment, response: AuthenticationResponseJSON, context: RequestContext): Promise<SignInResult> {
       const verified = await passkeys.verifyAssertion(env, response);
       const user = await users.get(env.id, verified.userId);
       if (user.status === 'banned') throw userBanned();
+      if (await ssoEnforcedFor(db, env.id, user.email)) throw ssoRequired();
       return inTransaction(db, async (trx) => {
         await recordPasskeyUse(trx, env.id, verified, clock.now());
         return complete(await issueSession(trx, env, toClientUser(user), context, 'passkey', { passkeyId: verified.passkeyId }, { amr: verified.amr }));

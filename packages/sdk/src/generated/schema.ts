@@ -1069,7 +1069,7 @@ export interface paths {
         put?: never;
         /**
          * Add a SAML or OpenID Connect connection to the organization
-         * @description SAML: the IdP by `idpMetadataXml`, by `idpMetadataUrl` (fetched now; 422 idp_metadata_unavailable when it cannot be read), or by `idpEntityId`, `idpSsoUrl` (HTTP-Redirect binding) and `idpCertificate`; the answer has `spEntityId`, `acsUrl` and `metadataUrl` to enter at the IdP. OpenID Connect: `issuer`, `clientId`, `clientSecret` (sealed at rest, never returned); register `redirectUri` at the IdP. Users sign in by email when their domain is one of the organization's verified domains; `enforced` refuses them passwords (403 sso_required). `groupRoles` maps IdP groups to the organization's roles (400 invalid_role for a role the organization does not have).
+         * @description SAML: the IdP by `idpMetadataXml`, by `idpMetadataUrl` (fetched now; 422 idp_metadata_unavailable when it cannot be read), or by `idpEntityId`, `idpSsoUrl` (HTTP-Redirect binding) and `idpCertificate`; the answer has `spEntityId`, `acsUrl` and `metadataUrl` to enter at the IdP. OpenID Connect: `issuer`, `clientId`, `clientSecret` (sealed at rest, never returned); register `redirectUri` at the IdP. Users sign in by email when their domain is one of the organization's verified domains; `enforced` refuses them every other way in: password, passkey, social sign-in and invitation sign-up (sso_required). `groupRoles` maps IdP groups to the organization's roles (400 invalid_role for a role the organization does not have).
          */
         post: operations["createSsoConnection"];
         delete?: never;
@@ -1318,7 +1318,7 @@ export interface paths {
         };
         /**
          * The provider sends the browser back here
-         * @description Where the provider sends the browser back. The state is checked and used up, then the RFC 9207 `iss` parameter (when sent), the code is exchanged (with the PKCE verifier) and the ID token validated (issuer, audience, nonce, expiry, algorithm) or the profile read. The user is the one the identity belongs to; else the live user with the provider's verified email (setting `oauthLinkVerifiedEmails`, default true); else a new user. Success: the session cookie and 303 to `redirect_url`. Failure: 303 to `redirect_url?error=<code>`, one of `access_denied`, `provider_error`, `provider_unavailable`, `invalid_response`, `state_mismatch`, `provider_not_found`, `email_required`, `name_required`, `email_taken`, `user_banned`. An unknown, expired or used state answers `400 invalid_state` (there is no safe place to send the browser).
+         * @description Where the provider sends the browser back. The state is checked and used up, then the RFC 9207 `iss` parameter (when sent), the code is exchanged (with the PKCE verifier) and the ID token validated (issuer, audience, nonce, expiry, algorithm) or the profile read. The user is the one the identity belongs to; else the live user with the provider's verified email (setting `oauthLinkVerifiedEmails`, default true); else a new user. Success: the session cookie and 303 to `redirect_url`. Failure: 303 to `redirect_url?error=<code>`, one of `access_denied`, `provider_error`, `provider_unavailable`, `invalid_response`, `state_mismatch`, `provider_not_found`, `email_required`, `name_required`, `email_taken`, `user_banned`, `sso_required`. An unknown, expired or used state answers `400 invalid_state` (there is no safe place to send the browser).
          */
         get: operations["finishOAuthSignIn"];
         put?: never;
@@ -3876,7 +3876,7 @@ export interface components {
             type: "saml" | "oidc";
             name: string;
             enabled: boolean;
-            /** @description Users whose email is at one of the organization's verified domains must sign in through this connection: a password sign-in or sign-up answers 403 sso_required. */
+            /** @description Users whose email is at one of the organization's verified domains must sign in through this connection: a password, passkey or social sign-in, a sign-up and an invitation sign-up answer sso_required. */
             enforced: boolean;
             groupsAttribute: string;
             /** @description Maps a group the IdP sends (in `groupsAttribute`, compared case-insensitively) to a role key of the organization. A user a first SSO sign-in makes a member gets the highest mapped role (earliest in the role set), else the organization's default role. */
