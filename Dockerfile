@@ -23,13 +23,17 @@ RUN npm run build && npm run build:dashboard
 FROM node:${NODE_VERSION}-bookworm-slim
 WORKDIR /app
 COPY package.json package-lock.json ./
+# No source here to build: without `prepare`, `npx gatehouse` (the CLI the server's messages name) links the
+# app into npx's cache as in a checkout, instead of failing on a build it cannot run.
+RUN npm pkg delete scripts.prepare
 RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 # Owned by the service's user: a new data directory is a copy of the embedded database's template
 # (dist/platform/db/embedded-template), and PGlite made many of its files readable by their owner only.
 COPY --from=build --chown=node:node /app/dist dist/
 COPY --from=build /app/dashboard/dist dashboard/dist/
 COPY --from=build /app/migrations migrations/
-COPY --from=build /app/bin bin/
+# The CLI's script is the user's too: `npx gatehouse` links it into the user's npx cache and marks it executable.
+COPY --from=build --chown=node:node /app/bin bin/
 COPY --from=build /app/scripts/start.js /app/scripts/build-state.js scripts/
 # The embedded database's directory, a volume the service's user owns (a new named volume takes it over).
 RUN mkdir /data && chown node:node /data

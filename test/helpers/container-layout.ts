@@ -15,7 +15,7 @@ import { freePort, startServerProcess, type ServerProcess } from './processes.js
  * USER, VOLUME, HEALTHCHECK and CMD are read, and its RUN lines run, with two stand-ins that Docker would
  * not need: the build stage's `npm ci` is the repository's installed node_modules (the same lockfile), and
  * the image's `mkdir <volume> && chown` is a data directory the test gives each start, as a volume would be.
- * The image's `npm ci --omit=dev` runs for real (npm's cache first).
+ * The image's `npm ci --omit=dev` and `npm pkg` lines run for real (npm's cache first).
  */
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -113,7 +113,7 @@ async function runStep(state: StageState, step: Instruction, isImage: boolean, u
   if (/^npm ci\b/.test(command) && !isImage) return linkInstalledModules(state);
   const userDir = /^mkdir (\/\S+) && chown node:node \1$/.exec(command)?.[1];
   if (userDir && isImage) return void userDirs.push(userDir);
-  if (isImage && !/^npm ci\b/.test(command)) throw new Error(`Dockerfile line ${step.line}: the layout test does not know how to run "${command}" in the image`);
+  if (isImage && !/^npm (ci|pkg)\b/.test(command)) throw new Error(`Dockerfile line ${step.line}: the layout test does not know how to run "${command}" in the image`);
   const env = {
     PATH: process.env.PATH, HOME: process.env.HOME, ...(process.env.TMPDIR && { TMPDIR: process.env.TMPDIR }), ...state.env,
     npm_config_prefer_offline: 'true', npm_config_update_notifier: 'false',

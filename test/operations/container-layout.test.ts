@@ -140,6 +140,14 @@ describe('the image started with its CMD on the embedded database', () => {
     expect(metrics.body).toContain('gatehouse_');
   });
 
+  it('runs the CLI as `npx gatehouse`, the command the server prints, offline: it lists the environment the first start made', async () => {
+    const { environmentId } = printed(server.stderr());
+    // An unreachable registry: npx must find the CLI in the image, never download it.
+    const result = await layout.exec(['npx', 'gatehouse', '--json', 'env', 'list'], { GATEHOUSE_DATA_DIR: dataDir, npm_config_registry: 'http://127.0.0.1:9/' });
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout).map((env: { id: string }) => env.id)).toEqual([environmentId]);
+  });
+
   it("HEALTHCHECK's command succeeds against the running server", async () => {
     expect(await layout.exec(layout.healthcheck, { PORT: String(server.port) })).toMatchObject({ code: 0 });
   });
