@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { dataDirHolder, lockDataDir } from '../../src/platform/db/data-dir-lock.js';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { dataDirHolder, lockDataDir, processStartTicks } from '../../src/platform/db/data-dir-lock.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const onLinux = process.platform === 'linux';
@@ -34,9 +34,12 @@ describe('the embedded data directory lock', () => {
   const pidFile = (dataDir = dir) => join(dataDir, 'gatehouse.pid');
   const record = () => JSON.parse(readFileSync(pidFile(), 'utf8'));
 
-  it('writes a record of this process (pid, real path, start time) and removes it on release', () => {
+  it('writes a record of this process (pid, real path, start time, pid namespace, host) and removes it on release', () => {
     const release = lockDataDir(dir);
-    expect(record()).toEqual({ pid: process.pid, dataDir: realpathSync(dir), ...(onLinux && { startTicks: expect.any(Number) }) });
+    expect(record()).toEqual({
+      pid: process.pid, dataDir: realpathSync(dir), host: hostname(),
+      ...(onLinux && { startTicks: expect.any(Number), pidNamespace: readlinkSync('/proc/self/ns/pid') }),
+    });
     release();
     expect(existsSync(pidFile())).toBe(false);
   });
@@ -94,6 +97,44 @@ describe('the embedded data directory lock', () => {
     const release = lockDataDir(dir);
     expect(record().pid).toBe(process.pid);
     release();
+  });
+
+  // Two containers on one volume: each runs its server as pid 1 in a pid namespace of its own, so the record's
+  // pid and start time are those of a live process here too (this machine's pid 1).
+  const otherContainer = (host: string) => JSON.stringify({ pid: 1, dataDir: realpathSync(dir), startTicks: processStartTicks(1), pidNamespace: 'pid:[1]', host });
+
+  it("refuses another container's record while its holder keeps it fresh, naming that host, and takes it over once 30 s stale", () => {
+    writeFileSync(pidFile(), otherContainer('other-container'));
+    expect(dataDirHolder(dir)).toBe(1);
+    expect(() => lockDataDir(dir)).toThrow(`Another Gatehouse process (pid 1 on host other-container) is using ${dir}. Stop it first`);
+    const stale = new Date(Date.now() - 31_000);
+    utimesSync(pidFile(), stale, stale);
+    expect(dataDirHolder(dir)).toBeUndefined();
+    const release = lockDataDir(dir);
+    expect(record().pid).toBe(process.pid);
+    release();
+  });
+
+  it("takes over at once a record of this host name from another pid namespace: this container before it restarted", () => {
+    writeFileSync(pidFile(), otherContainer(hostname()));
+    expect(dataDirHolder(dir)).toBeUndefined();
+    const release = lockDataDir(dir);
+    expect(record().pid).toBe(process.pid);
+    release();
+  });
+
+  it('keeps its own record fresh every 10 s while it holds the directory, and stops on release', () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const release = lockDataDir(dir);
+      utimesSync(pidFile(), LONG_AGO, LONG_AGO);
+      vi.advanceTimersByTime(10_000);
+      expect(statSync(pidFile()).mtimeMs).toBeGreaterThan(Date.now() - 60_000);
+      release();
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('takes over a lock left by a process that is gone', () => {

@@ -1,4 +1,5 @@
-import { mkdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 
 const LOCK_FILE = 'gatehouse.pid';
@@ -10,9 +11,23 @@ interface LockRecord {
   dataDir: string;
   /** When the process started, in clock ticks since boot (Linux /proc); absent elsewhere. */
   startTicks?: number;
+  /** The holder's pid namespace (Linux): in another one, as in another container on the same volume, its pid says nothing here. */
+  pidNamespace?: string;
+  /** The holder's host name: a container keeps its own across restarts. */
+  host?: string;
 }
 
 export class DataDirLockedError extends Error {}
+
+/** The holder touches its file this often, so that a process that cannot check its pid (another container) can tell it lives. */
+const HEARTBEAT_MS = 10_000;
+/** A file of another pid namespace untouched this long was left by a holder that is gone. */
+const HEARTBEAT_STALE_MS = 3 * HEARTBEAT_MS;
+
+/** This process's pid namespace, as /proc names it (pid:[4026531836]), or undefined without /proc. */
+function pidNamespace(): string | undefined {
+  try { return readlinkSync('/proc/self/ns/pid'); } catch { return undefined; }
+}
 
 const isAlive = (pid: number) => {
   try { process.kill(pid, 0); return true; } catch { return false; }
@@ -67,10 +82,16 @@ function readRecord(path: string): Found {
  * Whether the live process with the record's pid is the one that wrote it. A pid is reused once its process
  * is gone, so a stale file can name a live, unrelated process: its start time then differs from the record's
  * (or, for a bare-pid file, comes after the file was written). Without /proc only liveness can be checked.
+ * A record of another pid namespace (another container sharing the volume) is judged by its heartbeat.
  */
 function recordHolderIsAlive({ record, writtenAtMs }: { record: LockRecord; writtenAtMs: number }, realDir: string): boolean {
-  if (record.pid === process.pid || !isAlive(record.pid)) return false;
   if (record.dataDir && record.dataDir !== realDir) return false;
+  if (record.pidNamespace !== undefined && record.pidNamespace !== pidNamespace()) {
+    // Written in another pid namespace: under our host name that is this container before a restart, whose
+    // processes are all gone; under another, a process of another container, alive while it keeps the file fresh.
+    return record.host !== hostname() && Date.now() - writtenAtMs < HEARTBEAT_STALE_MS;
+  }
+  if (record.pid === process.pid || !isAlive(record.pid)) return false;
   const startTicks = processStartTicks(record.pid);
   if (startTicks === undefined) return true;
   if (record.startTicks !== undefined) return record.startTicks === startTicks;
@@ -94,26 +115,41 @@ export function dataDirHolder(dataDir: string): number | undefined {
   return typeof holder === 'number' ? holder : undefined;
 }
 
+/** " on host <name>" when the holder runs on another host or container, where its pid means nothing to the reader. */
+function holderHost(dataDir: string): string {
+  const found = readRecord(join(dataDir, LOCK_FILE));
+  return typeof found === 'object' && found.record.host && found.record.host !== hostname() ? ` on host ${found.record.host}` : '';
+}
+
+/** Keeps the file's time fresh while held; the release stops it and removes the file. */
+function holdWithHeartbeat(path: string): () => void {
+  const heartbeat = setInterval(() => {
+    try { const now = new Date(); utimesSync(path, now, now); } catch { /* removed meanwhile: the next start writes it again */ }
+  }, HEARTBEAT_MS).unref();
+  return () => { clearInterval(heartbeat); rmSync(path, { force: true }); };
+}
+
 /**
  * PGlite is one in-process database: two processes on one data directory would corrupt it. The holder
  * creates the pid file exclusively (so two processes starting together cannot both win), and a file
- * left by a process that is gone, or whose pid now belongs to another process, is taken over.
+ * left by a process that is gone, or whose pid now belongs to another process, is taken over. Two
+ * containers on one volume each see the other's pid 1 as their own: there the holder's heartbeat decides.
  */
 export function lockDataDir(dataDir: string): () => void {
   mkdirSync(dataDir, { recursive: true });
   const path = join(dataDir, LOCK_FILE);
-  const record: LockRecord = { pid: process.pid, dataDir: realpathSync(dataDir), startTicks: processStartTicks(process.pid) };
+  const record: LockRecord = { pid: process.pid, dataDir: realpathSync(dataDir), startTicks: processStartTicks(process.pid), pidNamespace: pidNamespace(), host: hostname() };
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       writeFileSync(path, JSON.stringify(record), { flag: 'wx' });
-      return () => rmSync(path, { force: true });
+      return holdWithHeartbeat(path);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
     const holder = holderOf(dataDir);
     if (holder === 'starting') break;
     if (holder) {
-      throw new DataDirLockedError(`Another Gatehouse process (pid ${holder}) is using ${dataDir}. Stop it first, or use the admin API (GATEHOUSE_ADMIN_TOKEN) while it runs.`);
+      throw new DataDirLockedError(`Another Gatehouse process (pid ${holder}${holderHost(dataDir)}) is using ${dataDir}. Stop it first, or use the admin API (GATEHOUSE_ADMIN_TOKEN) while it runs.`);
     }
     rmSync(path, { force: true }); // left by a process that is gone
   }
