@@ -105,7 +105,8 @@ describe.skipIf(!hasChromium)('the webhook screens of the dashboard in a real br
     await eventually(() => settings.getByRole('status').filter({ hasText: 'Changes saved.' }).count()).toBe(1);
     expect(patches).toEqual([{ eventTypes: ['user.created', 'session.created'] }]);
     expect((await endpointsOf(env))[0]).toMatchObject({ eventTypes: ['user.created', 'session.created'], description: 'Billing sync', enabled: true });
-    expect(await settings.locator('dl').textContent()).toContain('user.created, session.created');
+    // The status is said a task before the endpoint's fields re-render (TanStack Query notifies on a timer).
+    await eventually(() => settings.locator('dl').textContent()).toContain('user.created, session.created');
 
     await settings.getByRole('button', { name: 'Disable endpoint' }).click();
     await eventually(() => settings.locator('dl .badge').textContent()).toBe('Disabled');

@@ -2,8 +2,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Page } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import type { TestApp, TestEnv } from './app.js';
+import { PATIENCE_MS } from './patience.js';
 
 /** Debian's Chromium (never a downloaded browser); browser suites skip where it is not installed. */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -13,7 +14,21 @@ export const hasChromium = existsSync(CHROMIUM);
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
   '--disable-component-update', '--disable-sync', '--host-resolver-rules=MAP *.localhost 127.0.0.1'];
 
-export const launchChromium = () => chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+/**
+ * Headless Chromium whose every context (and so every page, `newPage` included) waits PATIENCE_MS for an
+ * action's element or a navigation: Playwright's own default, 30 s, is a fixed limit a busy machine trips
+ * (a click waiting for a list, a waitForURL for a redirect chain, on 2 cores shared with the rest of the suite).
+ */
+export async function launchChromium(): Promise<Browser> {
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  const newContext = browser.newContext.bind(browser);
+  browser.newContext = async (options) => {
+    const context = await newContext(options);
+    context.setDefaultTimeout(PATIENCE_MS);
+    return context;
+  };
+  return browser;
+}
 
 /**
  * What a browser test stands on: the test app listening on a port, an environment whose frontend host is

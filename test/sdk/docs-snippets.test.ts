@@ -60,6 +60,9 @@ describe('docs/sdk.md', () => {
     const doc = await readFile(new URL('docs/sdk.md', ROOT), 'utf8');
     const snippet = /<!-- browser-snippet: sign-in-browser -->\n```js\n([\s\S]*?)```/.exec(doc)![1]!
       .replace("const frontendUrl = 'http://localhost:3000';", `const frontendUrl = '${env.GATEHOUSE_FRONTEND_URL}';`);
+    // The session JWT (60 s) is checked against real time by the Express app: mint it on a test clock that shows
+    // now, not the time of beforeAll (the snippets above take a while on a busy machine).
+    t.clock.set(new Date());
     // The customer's app: the page and its backend, verifying Gatehouse sessions as step 4 shows.
     const api = express();
     api.get('/', (_req, res) => { res.type('html').send('<!doctype html><title>app</title>'); });

@@ -146,8 +146,13 @@ afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true });
 });
 
-/** A fresh session JWT (they live 60 s), minted just before the app that verifies it starts. */
+/**
+ * A fresh session JWT (they live 60 s), minted just before the app that verifies it starts. The app checks it
+ * against real time, and the test clock stood still since beforeAll (npm pack and install can take minutes):
+ * the clock is moved to now first.
+ */
 async function sessionJwt(): Promise<string> {
+  t.clock.set(new Date());
   const app = createClientPlane({ frontendUrl, native: true });
   await app.signIn({ email: 'installed@example.com', password: PASSWORD });
   return (await app.createSessionToken()).token;

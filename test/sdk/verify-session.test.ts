@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { createClientPlane, createServerClient, createSessionVerifier, expressSession, fastifySession, sessionOf, sessionTokenOf } from '@gatehouse/sdk';
 import express from 'express';
 import Fastify from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
 import { PASSWORD } from '../helpers/given.js';
 
@@ -22,6 +22,9 @@ beforeAll(async () => {
   userId = (await t.given.user(env, { email: 'verified@example.com' })).id;
 });
 afterAll(() => t?.close());
+// Session JWTs live 60 s and the verifiers here check them against real time: each test mints on a test clock
+// that shows now, never the time of beforeAll, however long the file has run on a busy machine.
+beforeEach(() => { t.clock.set(new Date()); });
 
 async function signedInApp() {
   const app = createClientPlane({ frontendUrl, native: true });
