@@ -79,13 +79,21 @@ describe.skipIf(!TEST_DATABASE_URL)('audit appends from several server processes
   });
 
   it('accepts exactly 600 of 700 appends sent within one UTC minute spread over every process', async () => {
-    const env = await pair.environment();
-    await freshMinuteIfNeeded(20);
-    const minute = Math.floor(Date.now() / 60_000);
-
-    const results = await pooled(700, 40, (i) => appendTo(pair.roundRobin(i), env, randomUUID(), eventBody(i)));
-
-    expect(Math.floor(Date.now() / 60_000), 'the burst must fit in one UTC minute').toBe(minute);
+    // A burst that a busy machine stretched over a minute's end proves nothing: it goes again, in a new
+    // environment and a fresh minute (a third crossing fails the test).
+    let burst: { env: Env; results: HttpResponse[] } | undefined;
+    for (let attempt = 1; !burst; attempt++) {
+      const env = await pair.environment();
+      await freshMinuteIfNeeded(attempt === 1 ? 20 : 60);
+      const minute = Math.floor(Date.now() / 60_000);
+      const results = await pooled(700, 40, (i) => appendTo(pair.roundRobin(i), env, randomUUID(), eventBody(i)));
+      const fitted = Math.floor(Date.now() / 60_000) === minute;
+      if (fitted || attempt === 3) {
+        expect(fitted, 'the burst must fit in one UTC minute').toBe(true);
+        burst = { env, results };
+      }
+    }
+    const { env, results } = burst;
     const statuses = results.reduce<Record<number, number>>((acc, r) => ({ ...acc, [r.status]: (acc[r.status] ?? 0) + 1 }), {});
     expect(statuses).toEqual({ 201: 600, 429: 100 });
     for (const refused of results.filter((r) => r.status === 429)) {
