@@ -100,6 +100,44 @@ describe('the job queue (platform/jobs)', () => {
     for (const id of ids) expect(await job(id)).toMatchObject({ status: 'done', attempts: 1 });
   });
 
+  it('goes on draining when a line of jobs done in a transaction ends while a claim that passed over the rest of it is answered', async () => {
+    // The worker's transactions, watched from outside: the second claim (made while the line runs, so passing over
+    // its kind) answers only once the whole line is done, as a slow claim through a pooler under load may.
+    let attemptsDone = 0;
+    let claims = 0;
+    let lineDone!: () => void;
+    const whenLineDone = new Promise<void>((resolve) => { lineDone = resolve; });
+    const watched = new Proxy(db, {
+      get(target, prop) {
+        if (prop === 'transaction') {
+          return () => ({
+            async execute<T>(fn: (trx: Db) => Promise<T>): Promise<T> {
+              const result = await target.transaction().execute(fn);
+              if (!Array.isArray(result)) {
+                if (++attemptsDone === 5) lineDone();
+              } else if (++claims === 2) {
+                await whenLineDone;
+                // The line's own ending (a few promise steps after its last commit) runs before this.
+                await new Promise((resolve) => setImmediate(resolve));
+              }
+              return result;
+            },
+          });
+        }
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    let ran = 0;
+    const ids = await Promise.all(Array.from({ length: 12 }, () => enqueue('test.line')));
+    const w = createJobWorker({
+      db: watched, clock, log: t.app.log, handlers: { 'test.line': async () => { ran += 1; } }, options: JOB_WORKER_DEFAULTS,
+    });
+    expect(await w.runDue()).toBe(12);
+    expect(ran).toBe(12);
+    for (const id of ids) expect(await job(id)).toMatchObject({ status: 'done', attempts: 1 });
+  });
+
   /** External work whose perform waits for the test to open its gate; it notes what ran, and settles as done. */
   function gatedExternal(name: string, log: string[], gate: Promise<void> = Promise.resolve()): ExternalJobHandler<string> {
     return {

@@ -203,10 +203,17 @@ export function createJobWorker({ db, clock, log, notifications, handlers, optio
       while (force || !loop.stopped()) {
         const now = clock.now();
         const room = options.batchSize - running;
+        // A claim made while work of this drain is in flight passes over jobs that work holds back (the rest of a
+        // line, later jobs of an ordering key in flight), which may be due by the time it answers.
+        const passedOver = inFlight.size > 0;
         // While a line of jobs done in a transaction runs, no more of them is claimed (one line at a time).
         const claimed = room > 0 ? await claim(now, room, localRunning ? localKinds : []) : [];
         if (claimed.length === 0) {
-          if (inFlight.size === 0) return claimedCount;
+          // Nothing due, unless what this claim passed over was let go meanwhile: then look once more.
+          if (inFlight.size === 0) {
+            if (passedOver) continue;
+            return claimedCount;
+          }
           await Promise.race(inFlight);
           continue;
         }
