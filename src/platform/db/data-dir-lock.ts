@@ -100,26 +100,23 @@ function recordHolderIsAlive({ record, writtenAtMs }: { record: LockRecord; writ
   return boot === undefined || boot + (startTicks / TICKS_PER_SECOND) * 1000 <= writtenAtMs + 1000;
 }
 
-/** The live Gatehouse process holding the data directory: its pid, 'starting' while it writes its record, or undefined. */
-function holderOf(dataDir: string): number | 'starting' | undefined {
+/** The record of the live Gatehouse process holding the data directory, 'starting' while it writes it, or undefined. */
+function holderOf(dataDir: string): LockRecord | 'starting' | undefined {
   const found = readRecord(join(dataDir, LOCK_FILE));
   if (found === undefined || found === 'starting') return found;
   let realDir: string;
   try { realDir = realpathSync(dataDir); } catch { return undefined; }
-  return recordHolderIsAlive(found, realDir) ? found.record.pid : undefined;
+  return recordHolderIsAlive(found, realDir) ? found.record : undefined;
 }
 
 /** The pid of a live Gatehouse process holding the embedded data directory, if any. */
 export function dataDirHolder(dataDir: string): number | undefined {
   const holder = holderOf(dataDir);
-  return typeof holder === 'number' ? holder : undefined;
+  return typeof holder === 'object' ? holder.pid : undefined;
 }
 
-/** " on host <name>" when the holder runs on another host or container, where its pid means nothing to the reader. */
-function holderHost(dataDir: string): string {
-  const found = readRecord(join(dataDir, LOCK_FILE));
-  return typeof found === 'object' && found.record.host && found.record.host !== hostname() ? ` on host ${found.record.host}` : '';
-}
+/** The holder as a refusal names it: its pid, and its host when that is another (its pid means nothing here then). */
+const describeHolder = ({ pid, host }: LockRecord) => (host && host !== hostname() ? `pid ${pid} on host ${host}` : `pid ${pid}`);
 
 /** Keeps the file's time fresh while held; the release stops it and removes the file. */
 function holdWithHeartbeat(path: string): () => void {
@@ -149,7 +146,7 @@ export function lockDataDir(dataDir: string): () => void {
     const holder = holderOf(dataDir);
     if (holder === 'starting') break;
     if (holder) {
-      throw new DataDirLockedError(`Another Gatehouse process (pid ${holder}${holderHost(dataDir)}) is using ${dataDir}. Stop it first, or use the admin API (GATEHOUSE_ADMIN_TOKEN) while it runs.`);
+      throw new DataDirLockedError(`Another Gatehouse process (${describeHolder(holder)}) is using ${dataDir}. Stop it first, or use the admin API (GATEHOUSE_ADMIN_TOKEN) while it runs.`);
     }
     rmSync(path, { force: true }); // left by a process that is gone
   }
