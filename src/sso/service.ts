@@ -9,7 +9,7 @@ import type { Sealer } from '../platform/crypto/encryption.js';
 import { inTransaction, type Db } from '../platform/db/database.js';
 import type { JsonObject } from '../platform/json.js';
 import { normalizeEmail } from '../users/accounts.js';
-import { connectionNotFound, idpMetadataUnavailable, invalidConnection } from './errors.js';
+import { connectionNotFound, idpMetadataUnavailable, invalidConnection, ssoRequired } from './errors.js';
 import { fetchMetadata, parseIdpMetadata, toPem, type IdpDescription } from './metadata.js';
 import type { Connection, CreateConnectionBody, UpdateConnectionBody } from './schemas.js';
 import { createSsoStore, enforcedConnectionCovers, type ConnectionChanges, type ConnectionRecord } from './store.js';
@@ -34,6 +34,10 @@ export const ssoUrl = (frontendHost: string, connectionId: string, endpoint: 'me
  */
 export const ssoEnforcedFor = async (db: Db, environmentId: string, email: string | null) =>
   email !== null && createSsoStore(db).isEnforcedFor(environmentId, normalizeEmail(email));
+/** 403 sso_required for an email whose organization enforces its SSO connection: about the domain, never the account. */
+export async function refuseWhereSsoIsEnforced(db: Db, environmentId: string, email: string | null) {
+  if (await ssoEnforcedFor(db, environmentId, email)) throw ssoRequired();
+}
 /** The same question as a condition the password sign-in's first statement reads. */
 export const ssoEnforcedCondition = (environmentId: string, email: string) => enforcedConnectionCovers(environmentId, normalizeEmail(email));
 

@@ -20,8 +20,7 @@ import { throttle } from './common.js';
 import { complete, type IssueSession, type MailingEnvironment } from './issue-session.js';
 import type { SecondFactorStep } from './second-factor.js';
 import { clientNetwork } from '../../platform/client-network.js';
-import { ssoRequired } from '../../sso/errors.js';
-import { ssoEnforcedFor } from '../../sso/service.js';
+import { refuseWhereSsoIsEnforced, ssoEnforcedFor } from '../../sso/service.js';
 import type { Background } from '../../platform/background.js';
 
 export interface EmailedCodesDeps {
@@ -173,7 +172,7 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, issueSes
     async resetPassword(env: MailingEnvironment, body: ResetPasswordBody, context: RequestContext) {
       await throttle(limiter, env, `reset_password:ip:${clientNetwork(context.ipAddress)}`, RESET_ATTEMPTS_PER_IP);
       const email = normalizeEmail(body.email);
-      if (await ssoEnforcedFor(db, env.id, email)) throw ssoRequired();
+      await refuseWhereSsoIsEnforced(db, env.id, email);
       const passwordHash = await checkedPasswordHash(body.newPassword, env.settings, email);
       const found = await users.findCredentials(env.id, email);
       if (!found || found.user.status !== 'active') throw invalidCode();

@@ -9,8 +9,7 @@ import type { OrganizationInvitationSignUpBody } from '../../organization-invita
 import { acceptOrganizationInvitation, type OrganizationInvitationsService } from '../../organization-invitations/service.js';
 import { userCaller, type RequestContext } from '../../platform/caller.js';
 import { checkedPasswordHash, insertVerifiedUser } from '../../users/accounts.js';
-import { ssoRequired } from '../../sso/errors.js';
-import { ssoEnforcedFor } from '../../sso/service.js';
+import { refuseWhereSsoIsEnforced } from '../../sso/service.js';
 import { nameRequired } from '../../users/errors.js';
 import { complete, type AuthEnvironment, type IssueSession, type SignInResult } from './issue-session.js';
 
@@ -33,16 +32,12 @@ function checkSignUpBody(env: AuthEnvironment, body: { legalConsentAccepted: boo
  * the invitation pending.
  */
 export function createInvitationSignUps({ db, clock, issueSession, invitations, organizationInvitations }: InvitationSignUpsDeps) {
-  /** An invited email whose organization enforces its SSO connection signs up there, never with a password (403 sso_required); the invitation stays pending. */
-  async function refuseEnforced(environmentId: string, email: string) {
-    if (await ssoEnforcedFor(db, environmentId, email)) throw ssoRequired();
-  }
-
   return {
     async withInvitation(env: AuthEnvironment, body: InvitationSignUpBody, context: RequestContext): Promise<SignInResult> {
       checkSignUpBody(env, body);
       const pending = await invitations.pendingByToken(env.id, body.token);
-      await refuseEnforced(env.id, pending.email);
+      // An invited email whose organization enforces its SSO connection signs up there; the invitation stays pending.
+      await refuseWhereSsoIsEnforced(db, env.id, pending.email);
       const passwordHash = await checkedPasswordHash(body.password, env.settings, pending.email);
       return complete(await inTransaction(db, async (trx) => {
         const now = clock.now();
@@ -60,7 +55,8 @@ export function createInvitationSignUps({ db, clock, issueSession, invitations, 
     async withOrganizationInvitation(env: AuthEnvironment, body: OrganizationInvitationSignUpBody, context: RequestContext): Promise<SignInResult> {
       checkSignUpBody(env, body);
       const pending = await organizationInvitations.pendingByToken(env.id, body.token);
-      await refuseEnforced(env.id, pending.email);
+      // An invited email whose organization enforces its SSO connection signs up there; the invitation stays pending.
+      await refuseWhereSsoIsEnforced(db, env.id, pending.email);
       const passwordHash = await checkedPasswordHash(body.password, env.settings, pending.email);
       return complete(await inTransaction(db, async (trx) => {
         const now = clock.now();

@@ -6,8 +6,7 @@ import type { Clock } from '../../platform/clock.js';
 import { inTransaction, type Db } from '../../platform/db/database.js';
 import { toClientUser } from '../../users/accounts.js';
 import type { UsersService } from '../../users/service.js';
-import { ssoRequired } from '../../sso/errors.js';
-import { ssoEnforcedFor } from '../../sso/service.js';
+import { refuseWhereSsoIsEnforced } from '../../sso/service.js';
 import { userBanned } from '../errors.js';
 import { complete, type IssueSession, type SignInResult } from './issue-session.js';
 
@@ -32,7 +31,7 @@ export function createPasskeySignIn({ db, clock, issueSession, passkeys, users }
       const verified = await passkeys.verifyAssertion(env, response);
       const user = await users.get(env.id, verified.userId);
       if (user.status === 'banned') throw userBanned();
-      if (await ssoEnforcedFor(db, env.id, user.email)) throw ssoRequired();
+      await refuseWhereSsoIsEnforced(db, env.id, user.email);
       return inTransaction(db, async (trx) => {
         await recordPasskeyUse(trx, env.id, verified, clock.now());
         return complete(await issueSession(trx, env, toClientUser(user), context, 'passkey', { passkeyId: verified.passkeyId }, { amr: verified.amr }));

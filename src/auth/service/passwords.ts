@@ -25,7 +25,7 @@ import { complete, type AuthEnvironment, type IssueSession, type MailingEnvironm
 import type { Locale } from '../../platform/i18n/catalogue.js';
 import { clientNetwork } from '../../platform/client-network.js';
 import { ssoRequired } from '../../sso/errors.js';
-import { ssoEnforcedCondition, ssoEnforcedFor } from '../../sso/service.js';
+import { refuseWhereSsoIsEnforced, ssoEnforcedCondition } from '../../sso/service.js';
 
 export interface PasswordAuthDeps {
   db: Db; clock: Clock; limiter: RateLimiter; mailer: Mailer; metrics: Pick<Metrics, 'signIns' | 'lockouts'>; issueSession: IssueSession; background: Background;
@@ -62,7 +62,7 @@ export function createPasswordAuthService({ db, clock, limiter, mailer, metrics,
 
   return {
     async signUp(env: MailingEnvironment, body: SignUpBody & { locale?: Locale }, context: RequestContext): Promise<SignInResult> {
-      await refuseWhereSsoIsEnforced(env, body.email);
+      await refuseWhereSsoIsEnforced(db, env.id, body.email);
       await throttle(limiter, env, `sign_up:ip:${clientNetwork(context.ipAddress)}`, SIGN_UPS_PER_IP);
       const pending = env.settings.emailVerificationRequired;
       // A pending account's code and mail commit with it: a failure between them leaves nothing to collide with on a retry.
@@ -91,11 +91,6 @@ export function createPasswordAuthService({ db, clock, limiter, mailer, metrics,
       }
     },
   };
-
-  /** 403 sso_required for an email whose organization enforces its SSO connection: about the domain, never the account. */
-  async function refuseWhereSsoIsEnforced(env: AuthEnvironment, email: string) {
-    if (await ssoEnforcedFor(db, env.id, email)) throw ssoRequired();
-  }
 
   async function signInWithPassword(env: AuthEnvironment, body: SignInBody, context: RequestContext): Promise<SignInResult> {
     const { lockout } = env.settings;
