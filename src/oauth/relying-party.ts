@@ -1,5 +1,6 @@
 import type * as OpenIdClient from 'openid-client';
 import { createCache } from '../platform/cache.js';
+import { identityProviderFetch, RefusedTarget } from '../platform/net/outbound.js';
 import type { Clock } from '../platform/clock.js';
 import { isLoopback, type Endpoints } from './presets.js';
 import type { ProviderType } from './schemas.js';
@@ -63,8 +64,11 @@ const loadClient = async () => (client ??= await import('openid-client'));
 export function classifyFailure(err: unknown): OAuthFailure {
   if (err instanceof OAuthFailure) return err;
   const chain = causes(err);
+  const refused = chain.find((e) => e instanceof RefusedTarget);
+  if (refused) return new OAuthFailure('provider_unavailable', `the provider was not contacted: ${(refused as Error).message}`, { cause: err });
   const unreachable = chain.some((e) => e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError' || (e instanceof TypeError && /fetch failed/.test(e.message))));
-  const serverError = chain.some((e) => (e instanceof Response && e.status >= 500) || (client !== undefined && e instanceof client.ResponseBodyError && e.status >= 500));
+  // By its tag: the responses come from undici's fetch (identityProviderFetch), another copy of the global Response class.
+  const serverError = chain.some((e) => (Object.prototype.toString.call(e) === '[object Response]' && (e as Response).status >= 500) || (client !== undefined && e instanceof client.ResponseBodyError && e.status >= 500));
   if (unreachable || serverError) return new OAuthFailure('provider_unavailable', `the provider did not answer usefully: ${(err as Error).message}`, { cause: err });
   if (client !== undefined && err instanceof client.ResponseBodyError) return new OAuthFailure('provider_error', `the provider refused: ${err.error} ${err.error_description ?? ''}`, { cause: err });
   return new OAuthFailure('invalid_response', `the provider's answer failed validation: ${(err as Error).message}`, { cause: err });
@@ -115,7 +119,7 @@ export function createRelyingParty({ clock, timeoutSeconds }: { clock: Clock; ti
       // OpenID Connect lets a client trust an ID token from the token endpoint on TLS alone; non-repudiation
       // checks verify its signature against the provider's JWKS as well, so a token it did not sign never counts.
       config = await client.discovery(new URL(provider.issuer!), provider.clientId, { client_secret: clientSecret }, secretAuth(client, clientSecret),
-        { execute: [...execute, client.enableNonRepudiationChecks], timeout: timeoutSeconds });
+        { execute: [...execute, client.enableNonRepudiationChecks], timeout: timeoutSeconds, [client.customFetch]: identityProviderFetch });
     } else {
       const server: OpenIdClient.ServerMetadata = {
         // A plain OAuth2 server may still send `iss` (RFC 9207); without a configured issuer it is its origin.
@@ -126,6 +130,7 @@ export function createRelyingParty({ clock, timeoutSeconds }: { clock: Clock; ti
       for (const apply of execute) apply(config);
     }
     config.timeout = timeoutSeconds;
+    config[client.customFetch] = identityProviderFetch;
     return config;
   }
 

@@ -1,6 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { DOMParser } from '@xmldom/xmldom';
 import xpath from 'xpath';
+import { identityProviderFetch } from '../platform/net/outbound.js';
 
 /** What the service needs of a SAML IdP: who it is, where browsers go, and the certificates its signatures verify with. */
 export interface IdpDescription { entityId: string; ssoUrl: string; certificates: string[] }
@@ -47,7 +48,7 @@ export function parseIdpMetadata(xml: string): IdpDescription | { problem: strin
 /** The metadata document at the URL, within the time limit and size; the reason otherwise. */
 export async function fetchMetadata(url: string, timeoutMs: number): Promise<{ xml: string } | { reason: string }> {
   try {
-    const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), redirect: 'error', headers: { accept: 'application/samlmetadata+xml, application/xml, text/xml' } });
+    const response = await identityProviderFetch(url, { signal: AbortSignal.timeout(timeoutMs), redirect: 'error', headers: { accept: 'application/samlmetadata+xml, application/xml, text/xml' } });
     if (!response.ok) return { reason: `it answered ${response.status}` };
     const text = await response.text();
     if (text.length > MAX_METADATA_BYTES) return { reason: 'it is larger than 256 KB' };

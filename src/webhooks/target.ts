@@ -1,60 +1,20 @@
-import { lookup, type LookupAddress, type LookupAllOptions, type LookupOneOptions } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import net from 'node:net';
+import { checkedLookup, literalRefusal, RefusedTarget, restrictedAddress } from '../platform/net/outbound.js';
+
+export { RefusedTarget };
 
 /** Whether deliveries may go to loopback and private networks (GATEHOUSE_WEBHOOK_PRIVATE_TARGETS). */
 export type PrivateTargets = 'allow' | 'deny';
 
-const subnets = (ranges: [string, number, 'ipv4' | 'ipv6'][]) => {
-  const list = new net.BlockList();
-  for (const [address, prefix, type] of ranges) list.addSubnet(address, prefix, type);
-  return list;
-};
-
-/** Never a delivery target: link-local (cloud metadata lives there) and the known metadata addresses elsewhere. */
-const NEVER = subnets([['169.254.0.0', 16, 'ipv4'], ['fe80::', 10, 'ipv6'], ['100.100.100.200', 32, 'ipv4'], ['fd00:ec2::254', 128, 'ipv6']]);
-/**
- * Only with GATEHOUSE_WEBHOOK_PRIVATE_TARGETS=allow: this host, private and carrier-grade NAT networks,
- * "any address" (which reaches this host), and the IPv6 forms that carry an IPv4 address a gateway would
- * reach for us (IPv4-compatible ::a.b.c.d, NAT64 64:ff9b::/96).
- */
-const PRIVATE = subnets([
-  ['127.0.0.0', 8, 'ipv4'], ['10.0.0.0', 8, 'ipv4'], ['172.16.0.0', 12, 'ipv4'], ['192.168.0.0', 16, 'ipv4'], ['0.0.0.0', 8, 'ipv4'],
-  ['100.64.0.0', 10, 'ipv4'], ['::', 96, 'ipv6'], ['64:ff9b::', 96, 'ipv6'], ['fc00::', 7, 'ipv6'],
-]);
-
-/** An IPv4 address written as IPv6 (::ffff:a.b.c.d) is checked as the IPv4 address it is. */
-const unmapped = (address: string) => (/^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(address) ? address.slice(7) : address);
-
-/** Why a delivery may not go to this address, or null when it may (contract §3d). */
+/** Why a delivery may not go to this address, or null when it may (contract §3d): never link-local or cloud metadata, private networks only when allowed. */
 export function refusal(rawAddress: string, privateTargets: PrivateTargets): string | null {
-  const address = unmapped(rawAddress);
-  const type = net.isIPv4(address) ? 'ipv4' : 'ipv6';
-  if (NEVER.check(address, type)) return `${address} is a link-local or cloud-metadata address, never a webhook target`;
-  if (privateTargets === 'deny' && PRIVATE.check(address, type)) {
-    return `${address} is a loopback or private address, refused with GATEHOUSE_WEBHOOK_PRIVATE_TARGETS=deny`;
+  const restricted = restrictedAddress(rawAddress);
+  if (restricted?.kind === 'metadata') return `${restricted.address} is a link-local or cloud-metadata address, never a webhook target`;
+  if (restricted?.kind === 'private' && privateTargets === 'deny') {
+    return `${restricted.address} is a loopback or private address, refused with GATEHOUSE_WEBHOOK_PRIVATE_TARGETS=deny`;
   }
   return null;
-}
-
-/** A delivery the SSRF rule refused: a failed attempt with its reason, never sent. */
-export class RefusedTarget extends Error {}
-
-type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
-
-/** DNS as Node's sockets ask it, answering only the addresses a delivery may go to: the rule holds after resolution. */
-function checkedLookup(privateTargets: PrivateTargets) {
-  return (hostname: string, options: LookupOneOptions | LookupAllOptions, callback: LookupCallback) => {
-    lookup(hostname, { ...options, all: true }, (err, addresses) => {
-      if (err) return callback(err, []);
-      const reasons = addresses.map((a) => refusal(a.address, privateTargets));
-      const allowed = addresses.filter((_, i) => reasons[i] === null);
-      if (allowed.length === 0) return callback(new RefusedTarget(`${hostname} resolves only to refused addresses: ${reasons[0]}`), []);
-      if (options.all) return callback(null, allowed);
-      callback(null, allowed[0]!.address, allowed[0]!.family);
-    });
-  };
 }
 
 export interface PostResult { status: number; body: string }
@@ -82,7 +42,8 @@ export const WEBHOOK_SENDER_DEFAULTS: SenderOptions = { privateTargets: 'deny', 
 
 /** Sends deliveries over keep-alive connections; redirects are answers (3xx), never followed. */
 export function createWebhookSender(options: SenderOptions): WebhookSender {
-  const lookupFn = checkedLookup(options.privateTargets);
+  const rule = (address: string) => refusal(address, options.privateTargets);
+  const lookupFn = checkedLookup(rule);
   const agents = {
     'http:': new http.Agent({ keepAlive: true, maxSockets: 64, lookup: lookupFn } as http.AgentOptions),
     'https:': new https.Agent({ keepAlive: true, maxSockets: 64, lookup: lookupFn } as https.AgentOptions),
@@ -90,9 +51,7 @@ export function createWebhookSender(options: SenderOptions): WebhookSender {
   return {
     post(url, headers, body) {
       const target = new URL(url);
-      // An address written in the URL is never looked up, so it is checked here.
-      const literal = target.hostname.replace(/^\[(.*)\]$/, '$1');
-      const reason = net.isIP(literal) ? refusal(literal, options.privateTargets) : null;
+      const reason = literalRefusal(target, rule);
       if (reason) return Promise.reject(new RefusedTarget(reason));
       const client = target.protocol === 'https:' ? https : http;
       const agent = agents[target.protocol as 'http:' | 'https:'];

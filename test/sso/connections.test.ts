@@ -62,6 +62,16 @@ describe('Server API: SSO connections', () => {
       expect((await t.server(env).get(connectionsPath(org.id))).json().items).toHaveLength(1);
     });
 
+    it('never fetches idpMetadataUrl from a link-local or cloud-metadata address: 422 idp_metadata_unavailable, nothing stored', async () => {
+      const env = await t.given.environment();
+      const org = await createOrganization(t, env);
+      const refused = await t.server(env).post(connectionsPath(org.id), { type: 'saml', idpMetadataUrl: 'https://169.254.169.254/latest/meta-data' });
+      expectProblem(refused, 422, 'idp_metadata_unavailable');
+      expect(refused.json().detail).toBe('The IdP metadata at https://169.254.169.254/latest/meta-data could not be read: '
+        + '169.254.169.254 is a link-local or cloud-metadata address, never an identity provider');
+      expect((await t.server(env).get(connectionsPath(org.id))).json().items).toEqual([]);
+    });
+
     it('takes the IdP field by field: entity ID, SSO URL and a PEM certificate', async () => {
       const env = await t.given.environment();
       const org = await createOrganization(t, env);
