@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
 import { PATIENCE_MS } from '../helpers/patience.js';
+import { postEnvironmentOnOwnHost } from '../helpers/own-frontend-host.js';
 
 const run = promisify(execFile);
 const ROOT = new URL('../../', import.meta.url);
@@ -20,7 +21,7 @@ describe('docs/api.md: "Build an account page"', () => {
   it('runs as written against a real Gatehouse: profile, a second address made primary, password, export, deletion', async () => {
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const port = (t.app.server.address() as AddressInfo).port;
-    const created = (await t.admin.post('/environments', { name: 'account-page', frontendHost: `localhost:${port}` })).json();
+    const created = (await postEnvironmentOnOwnHost(t, { name: 'account-page', frontendHost: `localhost:${port}` })).json();
     const doc = await readFile(new URL('docs/api.md', ROOT), 'utf8');
     const code = /<!-- account-page -->\n```ts\n([\s\S]*?)```/.exec(doc)![1]!;
     await mkdir(SNIPPETS_DIR, { recursive: true });

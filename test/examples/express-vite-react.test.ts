@@ -9,6 +9,7 @@ import { hasChromium, launchChromium } from '../helpers/browser.js';
 import { binOf, exampleDir, runNode } from '../helpers/examples.js';
 import { PASSWORD } from '../helpers/given.js';
 import { PATIENCE_MS } from '../helpers/patience.js';
+import { postEnvironmentOnOwnHost } from '../helpers/own-frontend-host.js';
 
 const OUT_DIR = fileURLToPath(new URL('../../node_modules/.cache/gatehouse-examples/express-vite-react/', import.meta.url));
 
@@ -24,7 +25,7 @@ describe.skipIf(!hasChromium)('the Express + Vite React example, end to end in h
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const port = (t.app.server.address() as AddressInfo).port;
     // localhost:<port> is the same site as the app on localhost:<another port>, as in development.
-    env = { ...(await t.admin.post('/environments', { name: 'example', frontendHost: `localhost:${port}` })).json(), name: 'example' };
+    env = { ...(await postEnvironmentOnOwnHost(t, { name: 'example', frontendHost: `localhost:${port}` })).json(), name: 'example' };
     const frontendUrl = `http://localhost:${port}`;
     // As the README builds it: `vite build`, the frontend URL from VITE_GATEHOUSE_FRONTEND_URL.
     await runNode([binOf('vite/bin/vite.js'), 'build', '--outDir', OUT_DIR, '--emptyOutDir', '--logLevel', 'warn'], {

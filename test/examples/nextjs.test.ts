@@ -5,6 +5,7 @@ import { hasChromium, launchChromium } from '../helpers/browser.js';
 import { binOf, exampleDir, runNode, startNodeServer } from '../helpers/examples.js';
 import { PASSWORD, type TestUser } from '../helpers/given.js';
 import { PATIENCE_MS } from '../helpers/patience.js';
+import { postEnvironmentOnOwnHost } from '../helpers/own-frontend-host.js';
 
 const NEXT = binOf('next/dist/bin/next');
 
@@ -18,7 +19,7 @@ describe('the Next.js example (next build, then next start)', () => {
     t = await startTestApp();
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const port = (t.app.server.address() as AddressInfo).port;
-    env = { ...(await t.admin.post('/environments', { name: 'next', frontendHost: `localhost:${port}` })).json(), name: 'next' };
+    env = { ...(await postEnvironmentOnOwnHost(t, { name: 'next', frontendHost: `localhost:${port}` })).json(), name: 'next' };
     const frontendUrl = `http://localhost:${port}`;
     const vars = { NEXT_TELEMETRY_DISABLED: '1', NEXT_PUBLIC_GATEHOUSE_FRONTEND_URL: frontendUrl, GATEHOUSE_FRONTEND_URL: frontendUrl };
     // The README's steps: `npm run build` (next build --webpack), then `npm start`.

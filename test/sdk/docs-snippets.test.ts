@@ -9,6 +9,7 @@ import { hasChromium, launchChromium } from '../helpers/browser.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { freePort } from '../helpers/processes.js';
 import { PATIENCE_MS } from '../helpers/patience.js';
+import { postEnvironmentOnOwnHost } from '../helpers/own-frontend-host.js';
 
 const run = promisify(execFile);
 const ROOT = new URL('../../', import.meta.url);
@@ -29,7 +30,7 @@ describe('docs/sdk.md', () => {
     t = await startTestApp();
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const port = (t.app.server.address() as AddressInfo).port;
-    const created = (await t.admin.post('/environments', { name: 'docs', frontendHost: `localhost:${port}` })).json();
+    const created = (await postEnvironmentOnOwnHost(t, { name: 'docs', frontendHost: `localhost:${port}` })).json();
     env = { GATEHOUSE_URL: `http://127.0.0.1:${port}`, GATEHOUSE_SECRET_KEY: created.secretKey, GATEHOUSE_FRONTEND_URL: `http://localhost:${port}`, PORT: String(await freePort()) };
     await mkdir(SNIPPETS_DIR, { recursive: true });
   });

@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
 import { PASSWORD } from '../helpers/given.js';
 import { PATIENCE_MS } from '../helpers/patience.js';
+import { postEnvironmentOnOwnHost } from '../helpers/own-frontend-host.js';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -124,7 +125,7 @@ beforeAll(async () => {
   const port = (t.app.server.address() as AddressInfo).port;
   baseUrl = `http://127.0.0.1:${port}`;
   frontendUrl = `http://localhost:${port}`;
-  env = { ...(await t.admin.post('/environments', { name: 'install', frontendHost: `localhost:${port}` })).json(), name: 'install' };
+  env = { ...(await postEnvironmentOnOwnHost(t, { name: 'install', frontendHost: `localhost:${port}` })).json(), name: 'install' };
   await t.given.user(env, { email: 'installed@example.com' });
 
   work = await mkdtemp(join(tmpdir(), 'gatehouse-sdk-install-'));

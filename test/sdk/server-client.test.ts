@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
 import { signedInOperator } from '../operators/support.js';
 import { PASSWORD } from '../helpers/given.js';
+import { postEnvironmentOnOwnHost } from '../helpers/own-frontend-host.js';
 
 let t: TestApp;
 let baseUrl: string;
@@ -147,7 +148,7 @@ describe('the clients of an operator session (the dashboard)', () => {
 
 describe('the client-plane client', () => {
   it('signs a native app in, keeps its session token, reads /me and the sessions, and signs out', async () => {
-    const created = await t.admin.post('/environments', { name: 'sdk-client', frontendHost: `localhost:${port}`, settings: { emailVerificationRequired: false } });
+    const created = await postEnvironmentOnOwnHost(t, { name: 'sdk-client', frontendHost: `localhost:${port}`, settings: { emailVerificationRequired: false } });
     const env: TestEnv = { ...created.json(), name: 'sdk-client' };
     const user = await t.given.user(env, { email: 'native@example.com' });
     const app = createClientPlane({ frontendUrl: `http://localhost:${port}`, native: true });

@@ -5,6 +5,7 @@ import Fastify from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
 import { PASSWORD } from '../helpers/given.js';
+import { postEnvironmentOnOwnHost } from '../helpers/own-frontend-host.js';
 
 /** A customer's backend on Gatehouse: its frontend URL and secret key, a signed-in user's session JWT. */
 let t: TestApp;
@@ -17,7 +18,7 @@ beforeAll(async () => {
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   port = (t.app.server.address() as AddressInfo).port;
   frontendUrl = `http://localhost:${port}`;
-  const created = await t.admin.post('/environments', { name: 'verify', frontendHost: `localhost:${port}` });
+  const created = await postEnvironmentOnOwnHost(t, { name: 'verify', frontendHost: `localhost:${port}` });
   env = { ...created.json(), name: 'verify' };
   userId = (await t.given.user(env, { email: 'verified@example.com' })).id;
 });
@@ -76,7 +77,7 @@ describe('verifying sessions in a backend', () => {
     expect(await createSessionVerifier({ frontendUrl, audience: 'https://api.example.com' }).verifyToken(token)).toBeNull();
     expect(() => createSessionVerifier({ issuer: frontendUrl } as never)).toThrow(/frontendUrl.*issuer.*jwksUrl/);
 
-    const created = await t.admin.post('/environments', { name: 'audienced', frontendHost: `127.0.0.1:${port}`, settings: { session: { jwtAudience: 'https://api.example.com' } } });
+    const created = await postEnvironmentOnOwnHost(t, { name: 'audienced', frontendHost: `127.0.0.1:${port}`, settings: { session: { jwtAudience: 'https://api.example.com' } } });
     const audienced: TestEnv = { ...created.json(), name: 'audienced' };
     const user = await t.given.user(audienced, { email: 'aud@example.com' });
     const minted = (await t.client(audienced, { token: (await t.given.session(audienced, user)).token }).post('/sessions/current/token')).json().token;

@@ -4,6 +4,7 @@ import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
 import { expectProblem } from '../helpers/problem.js';
+import { postEnvironmentOnOwnHost } from '../helpers/own-frontend-host.js';
 
 describe('discovery and the JWKS at the issuer (the frontend URL)', () => {
   let t: TestApp;
@@ -17,7 +18,7 @@ describe('discovery and the JWKS at the issuer (the frontend URL)', () => {
 
   /** An environment whose frontend host is the listening app, so its issuer URL is fetchable. */
   async function listeningEnvironment(settings: Record<string, unknown> = {}): Promise<TestEnv & { issuer: string }> {
-    const created = (await t.admin.post('/environments', { name: `issuer-${Math.random().toString(36).slice(2, 8)}`, frontendHost: `localhost:${port}`, settings })).json();
+    const created = (await postEnvironmentOnOwnHost(t, { name: `issuer-${Math.random().toString(36).slice(2, 8)}`, frontendHost: `localhost:${port}`, settings })).json();
     return { ...created, issuer: `http://localhost:${port}` };
   }
   const mintFor = async (env: TestEnv) => {
