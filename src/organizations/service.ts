@@ -5,7 +5,7 @@ import { inTransaction, type Db } from '../platform/db/database.js';
 import type { JsonObject } from '../platform/json.js';
 import { assertMetadataBudget, mergeBags } from '../platform/metadata.js';
 import type { EnvironmentsService } from '../environments/service.js';
-import type { UsersService } from '../users/service.js';
+import type { User } from '../users/schemas.js';
 import { userDeleted } from '../users/errors.js';
 import { alreadyMember, lastOwner, membershipNotFound, organizationNotFound, roleSetNotFound, slugTaken, userNotActive } from './errors.js';
 import { authorize, type Action, type Target } from './policy.js';
@@ -13,7 +13,7 @@ import { assertRoleSet, DEFAULT_ROLE_SET, OWNER, roleIn, withPermissions, type R
 import type { AddMemberBody, CreateOrganizationBody, MetadataPatchBody, Organization, OrganizationPageQuery, UpdateOrganizationBody } from './schemas.js';
 import { createOrganizationsStore, toClientOrganization, type OrganizationsStore } from './store.js';
 
-export interface OrganizationsDeps { db: Db; clock: Clock; users: Pick<UsersService, 'get'>; environments: Pick<EnvironmentsService, 'record'> }
+export interface OrganizationsDeps { db: Db; clock: Clock; users: { get(environmentId: string, userId: string): Promise<User> }; environments: Pick<EnvironmentsService, 'record'> }
 
 /**
  * Locks the organization in the caller's transaction, as every change of its memberships does first (so

@@ -1,10 +1,12 @@
 import cors from '@fastify/cors';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { ClientEnvironment } from './planes.js';
 import { ProblemError } from './problem.js';
 
+/** What CORS reads of a client-plane environment (planes.ts's ClientEnvironment has it). */
+interface CorsEnvironment { id: string; allowedOrigins: string[] }
+
 /** The origins whose pages may call the client plane from a browser (CORS, with credentials): the environment's allowed origins. */
-const isCorsOrigin = (env: ClientEnvironment, origin: string) => env.allowedOrigins.includes(origin);
+const isCorsOrigin = (env: CorsEnvironment, origin: string) => env.allowedOrigins.includes(origin);
 
 const isPreflight = (request: FastifyRequest) =>
   request.method === 'OPTIONS' && request.headers.origin !== undefined && request.headers['access-control-request-method'] !== undefined;
@@ -18,7 +20,7 @@ const printable = (origin: string) => (/^[\x21-\x7e]{1,200}$/.test(origin) ? ori
  * (not in the console, not in DevTools), but its console quotes a malformed Access-Control-Allow-Origin value: the
  * refusal is put there as a sentence, which matches no origin and so grants nothing (docs/security.md, "CORS").
  */
-export function refuseForeignPreflight(request: FastifyRequest, env: ClientEnvironment) {
+export function refuseForeignPreflight(request: FastifyRequest, env: CorsEnvironment) {
   const origin = request.headers.origin;
   if (!isPreflight(request) || origin === undefined || isCorsOrigin(env, origin)) return;
   const shown = printable(origin);
