@@ -242,6 +242,45 @@ describe.skipIf(!hasChromium)("the dashboard's enterprise sign-in section of an 
     await context.close();
   });
 
+  it('maps identity-provider groups to roles for an SSO connection and a SCIM directory, and removes a mapping', async () => {
+    const org = await createOrganization(env, 'Vandelay');
+    const created = await t.server(env).post(`/organizations/${org.id}/sso-connections`, { type: 'saml', name: 'Okta', idpMetadataXml: idpMetadata(`https://idp.vandelay-${tag}.test`) });
+    expect(created.statusCode, created.body).toBe(201);
+    const connection = created.json() as { id: string };
+    const directory = (await t.server(env).post(`/organizations/${org.id}/directories`, { name: 'Entra' })).json() as { id: string };
+    const storedConnection = async () => (await t.server(env).get(`/organizations/${org.id}/sso-connections/${connection.id}`)).json().groupRoles;
+    const storedDirectory = async () => (await t.server(env).get(`/organizations/${org.id}/directories/${directory.id}`)).json().groupRoles;
+    const { context, page, section } = await openEnterpriseSection('Vandelay');
+
+    const okta = section.getByRole('region', { name: 'SSO connections' }).getByRole('article', { name: /^Okta/ });
+    await eventually(() => okta.getByText('No group gives a role: new members get the default role.').count()).toBe(1);
+    const mapIn = async (item: typeof okta, owner: string, group: string, role: string) => {
+      await item.getByLabel(`IdP group for ${owner}`, { exact: true }).fill(group);
+      await item.getByLabel(`Role it gives in ${owner}`, { exact: true }).selectOption(role);
+      await item.getByRole('button', { name: `Map group in ${owner}` }).click();
+    };
+    await mapIn(okta, 'Okta', 'Engineering', 'admin');
+    await eventually(() => okta.getByRole('status').textContent()).toBe('Members of Engineering get the role Admin in Okta.');
+    expect(await storedConnection()).toEqual({ Engineering: 'admin' });
+    await mapIn(okta, 'Okta', 'Sales', 'member');
+    await eventually(() => okta.getByRole('status').textContent()).toBe('Members of Sales get the role Member in Okta.');
+    expect(await storedConnection()).toEqual({ Engineering: 'admin', Sales: 'member' });
+    expect(await okta.getByRole('list', { name: 'Group roles of Okta' }).getByRole('listitem').allTextContents())
+      .toEqual(['Engineering → Admin Remove Engineering from Okta', 'Sales → Member Remove Sales from Okta']);
+
+    await okta.getByRole('button', { name: 'Remove Engineering from Okta' }).click();
+    await eventually(() => okta.getByRole('status').textContent()).toBe('Engineering no longer gives a role in Okta.');
+    expect(await storedConnection()).toEqual({ Sales: 'member' });
+
+    const entra = section.getByRole('region', { name: 'SCIM directories' }).getByRole('article', { name: 'Entra' });
+    await mapIn(entra, 'Entra', 'Staff', 'member');
+    await eventually(() => entra.getByRole('status').textContent()).toBe('Members of Staff get the role Member in Entra.');
+    expect(await storedDirectory()).toEqual({ Staff: 'member' });
+    expect(await storedConnection()).toEqual({ Sales: 'member' });
+    expect(await accessibilityProblems(page)).toEqual([]);
+    await context.close();
+  });
+
   it('creates an OpenID Connect connection and shows the redirect URI to register, never the client secret', async () => {
     const org = await createOrganization(env, 'Hooli');
     const { context, page, section } = await openEnterpriseSection('Hooli');

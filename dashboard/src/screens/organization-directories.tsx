@@ -1,4 +1,4 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient, type QueryKey } from '@tanstack/react-query';
 import { useId, useState, type FormEvent } from 'react';
 import type { components } from '@gatehouse/sdk';
 import { serverApi } from '../api/gatehouse.js';
@@ -6,6 +6,7 @@ import { ConfirmDialog } from '../ui/confirm.js';
 import { CopyField } from '../ui/copy-field.js';
 import { SecretOnce, when } from '../ui/settings-secret.js';
 import { Empty, Loading, ProblemMessage } from '../ui/states.js';
+import { GroupRolesEditor } from './group-roles.js';
 
 type Directory = components['schemas']['ScimDirectory'];
 type WithToken = components['schemas']['ScimDirectoryWithToken'];
@@ -48,7 +49,7 @@ export function OrganizationDirectories({ organizationId, environmentId }: { org
       {directories.data && directories.data.items.length > 0 && (
         <ul className="enterprise-list" aria-busy={directories.isFetching}>
           {directories.data.items.map((directory) => (
-            <DirectoryItem key={directory.id} directory={directory}
+            <DirectoryItem key={directory.id} directory={directory} environmentId={environmentId} listKey={queryKey}
               onAsk={(action) => { setDone(''); setConfirming({ directory, action }); }} />
           ))}
         </ul>
@@ -93,9 +94,10 @@ function CreateDirectory({ organizationId, environmentId, onCreated }: { organiz
   );
 }
 
-function DirectoryItem({ directory, onAsk }: { directory: Directory; onAsk: (action: 'rotate' | 'delete') => void }) {
+function DirectoryItem({ directory, environmentId, listKey, onAsk }: {
+  directory: Directory; environmentId: string; listKey: QueryKey; onAsk: (action: 'rotate' | 'delete') => void;
+}) {
   const headingId = useId();
-  const mapped = Object.entries(directory.groupRoles);
   return (
     <li>
       <article aria-labelledby={headingId}>
@@ -103,10 +105,11 @@ function DirectoryItem({ directory, onAsk }: { directory: Directory; onAsk: (act
         <CopyField label={`SCIM base URL of ${directory.name}`} value={scimBaseUrl(directory.id)} />
         <dl className="fields">
           <dt>Directory id</dt><dd><code>{directory.id}</code></dd>
-          <dt>Group roles</dt>
-          <dd>{mapped.length === 0 ? 'None: provisioned members get the default role' : mapped.map(([group, role]) => `${group} → ${role}`).join(', ')}</dd>
           <dt>Created</dt><dd>{when(directory.createdAt)}</dd>
         </dl>
+        <h5 className="form-title">Group roles</h5>
+        <GroupRolesEditor owner={directory.name} groupRoles={directory.groupRoles} environmentId={environmentId} organizationId={directory.organizationId}
+          listKey={listKey} save={(groupRoles) => serverApi(environmentId).updateScimDirectory({ organizationId: directory.organizationId, directoryId: directory.id, groupRoles })} />
         <div className="actions">
           <button type="button" onClick={() => onAsk('rotate')}>Rotate token of {directory.name}</button>
           <button type="button" className="danger" onClick={() => onAsk('delete')}>Delete {directory.name}</button>

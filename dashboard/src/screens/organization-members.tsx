@@ -55,7 +55,7 @@ export function OrganizationMembers({ organizationId, environmentId }: { organiz
   );
 }
 
-function RoleOptions({ roles }: { roles: OrganizationRoles | undefined }) {
+export function RoleOptions({ roles }: { roles: OrganizationRoles | undefined }) {
   return <>{roles?.roles.map((role) => <option key={role.key} value={role.key}>{role.name}</option>)}</>;
 }
 

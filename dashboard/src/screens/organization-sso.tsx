@@ -6,6 +6,7 @@ import { ConfirmDialog } from '../ui/confirm.js';
 import { CopyField } from '../ui/copy-field.js';
 import { when } from '../ui/settings-secret.js';
 import { Empty, Loading, ProblemMessage } from '../ui/states.js';
+import { GroupRolesEditor } from './group-roles.js';
 import { connectionsKey, CreateSsoConnection } from './organization-sso-create.js';
 
 type Connection = components['schemas']['SsoConnection'];
@@ -73,11 +74,13 @@ function ConnectionItem({ connection, environmentId, onDelete }: { connection: C
         <dl className="fields">
           {connection.type === 'saml' ? <SamlFields connection={connection} /> : <OidcFields connection={connection} />}
           <dt>Groups attribute</dt><dd><code>{connection.groupsAttribute}</code></dd>
-          <dt>Group roles</dt>
-          <dd>{Object.entries(connection.groupRoles).map(([group, role]) => `${group} → ${role}`).join(', ') || 'None: new members get the default role'}</dd>
           <dt>Connection id</dt><dd><code>{connection.id}</code></dd>
           <dt>Created</dt><dd>{when(connection.createdAt)}</dd>
         </dl>
+        <h5 className="form-title">Group roles</h5>
+        <GroupRolesEditor owner={name} groupRoles={connection.groupRoles} environmentId={environmentId} organizationId={connection.organizationId}
+          listKey={connectionsKey(environmentId, connection.organizationId)}
+          save={(groupRoles) => serverApi(environmentId).updateSsoConnection({ organizationId: connection.organizationId, connectionId: connection.id, groupRoles })} />
         <div className="actions">
           <button type="button" onClick={() => mutate({ enabled: !connection.enabled })} disabled={change.isPending}>
             {connection.enabled ? `Disable ${name}` : `Enable ${name}`}
