@@ -13,7 +13,12 @@ export interface SharedCacheOptions<V> {
   idOf(value: V): string;
   ttlMs: number;
   maxEntries: number;
+  /** At most how long a change waits to hear its own announcement (ECHO_WAIT_MS). */
+  echoWaitMs?: number;
 }
+
+/** A listener that has not heard a change within this long is taken to have missed it (its reconnect clears the cache). */
+export const ECHO_WAIT_MS = 1000;
 
 /**
  * A cache of rows read on every request (secret keys, environments, later signing keys and role sets),
@@ -21,13 +26,33 @@ export interface SharedCacheOptions<V> {
  * process hears it at commit (LISTEN/NOTIFY) and evicts its copies. The time limit only bounds how long
  * a missed message could matter.
  */
-export function createSharedCache<V>({ db, clock, notifications, name, idOf, ttlMs, maxEntries }: SharedCacheOptions<V>) {
+export function createSharedCache<V>({ db, clock, notifications, name, idOf, ttlMs, maxEntries, echoWaitMs = ECHO_WAIT_MS }: SharedCacheOptions<V>) {
   const cache = createCache<V>(clock, { ttlMs, maxEntries });
   const evict = (id: string) => cache.deleteWhere((value) => idOf(value) === id);
+  const awaiting = new Map<string, Set<() => void>>();
   notifications.subscribe((payload) => {
     const separator = payload.indexOf(':');
-    if (payload.slice(0, separator) === name) evict(payload.slice(separator + 1));
+    if (payload.slice(0, separator) !== name) return;
+    const id = payload.slice(separator + 1);
+    evict(id);
+    awaiting.get(id)?.forEach((heard) => heard());
   }, () => cache.clear());
+
+  /** Settles when this process hears an announcement of `id`, or after `echoWaitMs` (a lost message never holds a write up). */
+  function echoOf(id: string) {
+    const waiters = awaiting.get(id) ?? new Set<() => void>();
+    awaiting.set(id, waiters);
+    let heard!: () => void;
+    const settled = new Promise<void>((resolve) => { heard = resolve; });
+    waiters.add(heard);
+    const timer = setTimeout(heard, echoWaitMs);
+    const stop = () => {
+      clearTimeout(timer);
+      waiters.delete(heard);
+      if (waiters.size === 0) awaiting.delete(id);
+    };
+    return { settled, stop };
+  }
 
   return {
     /**
@@ -45,14 +70,23 @@ export function createSharedCache<V>({ db, clock, notifications, name, idOf, ttl
     /**
      * Announces and writes a change of the value with this id in one transaction (a notification is
      * delivered only at commit, so a rolled-back change announces nothing), then evicts this process's copy.
+     * With other processes listening, it returns once this process has heard its own announcement too:
+     * PostgreSQL signals every listener at the same commit, so by the time the caller is answered the others
+     * have heard it as well, and a request that follows the answer finds the value gone everywhere.
      */
     async change<T>(id: string, write: (trx: Db) => Promise<T>): Promise<T> {
-      const result = await inTransaction(db, async (trx) => {
-        await publishInvalidation(trx, `${name}:${id}`);
-        return write(trx);
-      });
-      evict(id);
-      return result;
+      const echo = notifications.acrossProcesses && notifications.listening ? echoOf(id) : undefined;
+      try {
+        const result = await inTransaction(db, async (trx) => {
+          await publishInvalidation(trx, `${name}:${id}`);
+          return write(trx);
+        });
+        evict(id);
+        await echo?.settled;
+        return result;
+      } finally {
+        echo?.stop();
+      }
     },
   };
 }

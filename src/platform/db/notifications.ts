@@ -17,6 +17,8 @@ export interface Notifications {
   subscribe(onMessage: (payload: string) => void, onReset: () => void): void;
   /** False while not listening: a cache must not serve from memory then. */
   readonly listening: boolean;
+  /** Whether other processes hear these messages too (PostgreSQL), so a writer may wait for its own copy. */
+  readonly acrossProcesses: boolean;
   close(): Promise<void>;
 }
 
@@ -25,7 +27,7 @@ export const publishInvalidation = (db: Db, payload: string) =>
   sql`select pg_notify(${INVALIDATION_CHANNEL}, ${payload})`.execute(db).then(() => undefined);
 
 /** One process owns the embedded database: every change is made, and evicted, locally. */
-export const localNotifications: Notifications = { subscribe: () => {}, listening: true, close: async () => {} };
+export const localNotifications: Notifications = { subscribe: () => {}, listening: true, acrossProcesses: false, close: async () => {} };
 
 /**
  * The embedded database's own NOTIFY, heard in this process: what a trigger queues in a transaction
@@ -37,6 +39,7 @@ export function embeddedNotifications(lite: Pick<PGlite, 'listen'>): Notificatio
   return {
     subscribe: (onMessage) => { subscribers.push(onMessage); },
     listening: true,
+    acrossProcesses: false,
     close: async () => { await (await stopListening)().catch(() => {}); },
   };
 }
@@ -97,6 +100,7 @@ export function postgresNotifications(url: string): Notifications {
   return {
     subscribe: (onMessage, onReset) => { subscribers.push({ onMessage, onReset }); },
     get listening() { return listening; },
+    acrossProcesses: true,
     close: async () => {
       closed = true;
       listening = false;
