@@ -17,7 +17,7 @@ export interface SharedCacheOptions<V> {
   echoWaitMs?: number;
 }
 
-/** A listener that has not heard a change within this long is taken to have missed it (its reconnect clears the cache). */
+/** At most how long a change waits for its own announcement: one that late was lost, and the listener's reconnect clears the cache. */
 export const ECHO_WAIT_MS = 1000;
 
 /**
@@ -71,8 +71,8 @@ export function createSharedCache<V>({ db, clock, notifications, name, idOf, ttl
      * Announces and writes a change of the value with this id in one transaction (a notification is
      * delivered only at commit, so a rolled-back change announces nothing), then evicts this process's copy.
      * With other processes listening, it returns once this process has heard its own announcement too:
-     * PostgreSQL signals every listener at the same commit, so by the time the caller is answered the others
-     * have heard it as well, and a request that follows the answer finds the value gone everywhere.
+     * PostgreSQL signals every listener at the same commit, so by the time the caller is answered the other
+     * processes have been told as well, and a request that follows the answer does not race their eviction.
      */
     async change<T>(id: string, write: (trx: Db) => Promise<T>): Promise<T> {
       const echo = notifications.acrossProcesses && notifications.listening ? echoOf(id) : undefined;
