@@ -10,7 +10,8 @@ import type { ClaimedJob } from '../platform/jobs/store.js';
 import type { ExternalJobHandler, JobOutcome } from '../platform/jobs/worker.js';
 import type { Metrics } from '../platform/metrics.js';
 import { createDeliveryStore, type AttemptRecord, type DeliveryChange, type DeliveryToSend } from './delivery-store.js';
-import { RefusedTarget, type WebhookSender } from './target.js';
+import { RefusedTarget } from '../platform/net/outbound.js';
+import type { WebhookSender } from './target.js';
 
 export const WEBHOOK_DELIVERY_JOB = 'webhook.deliver';
 

@@ -2,8 +2,6 @@ import http from 'node:http';
 import https from 'node:https';
 import { checkedLookup, literalRefusal, RefusedTarget, restrictedAddress } from '../platform/net/outbound.js';
 
-export { RefusedTarget };
-
 /** Whether deliveries may go to loopback and private networks (GATEHOUSE_WEBHOOK_PRIVATE_TARGETS). */
 export type PrivateTargets = 'allow' | 'deny';
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWebhookSender, RefusedTarget, refusal, WEBHOOK_SENDER_DEFAULTS } from '../../src/webhooks/target.js';
+import { RefusedTarget } from '../../src/platform/net/outbound.js';
+import { createWebhookSender, refusal, WEBHOOK_SENDER_DEFAULTS } from '../../src/webhooks/target.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { givenEndpoint } from './given-endpoint.js';

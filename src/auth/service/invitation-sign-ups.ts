@@ -29,14 +29,14 @@ function checkSignUpBody(env: AuthEnvironment, body: { legalConsentAccepted: boo
  * Sign-up from an invitation token, environment or organization: the invited email needs no code (the
  * link proved it). In one transaction the token is redeemed (so it works once), a verified user is
  * created, an organization invitation's membership made, and the session started; any failure leaves
- * the invitation pending.
+ * the invitation pending. An invited email whose organization enforces its SSO connection signs up there,
+ * never with a password (403 sso_required), and its invitation stays pending.
  */
 export function createInvitationSignUps({ db, clock, issueSession, invitations, organizationInvitations }: InvitationSignUpsDeps) {
   return {
     async withInvitation(env: AuthEnvironment, body: InvitationSignUpBody, context: RequestContext): Promise<SignInResult> {
       checkSignUpBody(env, body);
       const pending = await invitations.pendingByToken(env.id, body.token);
-      // An invited email whose organization enforces its SSO connection signs up there; the invitation stays pending.
       await refuseWhereSsoIsEnforced(db, env.id, pending.email);
       const passwordHash = await checkedPasswordHash(body.password, env.settings, pending.email);
       return complete(await inTransaction(db, async (trx) => {
@@ -55,7 +55,6 @@ export function createInvitationSignUps({ db, clock, issueSession, invitations, 
     async withOrganizationInvitation(env: AuthEnvironment, body: OrganizationInvitationSignUpBody, context: RequestContext): Promise<SignInResult> {
       checkSignUpBody(env, body);
       const pending = await organizationInvitations.pendingByToken(env.id, body.token);
-      // An invited email whose organization enforces its SSO connection signs up there; the invitation stays pending.
       await refuseWhereSsoIsEnforced(db, env.id, pending.email);
       const passwordHash = await checkedPasswordHash(body.password, env.settings, pending.email);
       return complete(await inTransaction(db, async (trx) => {
