@@ -1,5 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { directUrlOf, underPgBouncer } from './database-urls.js';
 import { PATIENCE_MS } from './patience.js';
@@ -65,7 +68,7 @@ export const directUrlFor = (env: Record<string, string>): Record<string, string
 export async function spawnServer(options: { env?: Record<string, string>; readyTimeoutMs?: number; workerOnly?: boolean } = {}): Promise<ServerProcess> {
   const port = await freePort();
   return startServerProcess({
-    argv: [process.execPath, '--import', 'tsx', 'src/main.ts'], cwd: ROOT, env: serverEnv({ PORT: String(port), ...options.env }), port,
+    argv: [process.execPath, ...REPORT_ON_SIGNAL, '--import', 'tsx', 'src/main.ts'], cwd: ROOT, env: serverEnv({ PORT: String(port), ...options.env }), port,
     readyTimeoutMs: options.readyTimeoutMs, workerOnly: options.workerOnly,
   });
 }
@@ -159,20 +162,51 @@ export async function startServerProcess(launch: ServerLaunch): Promise<ServerPr
     // Everything printed at startup comes before this line, so stderr() is complete from here on.
     await server.waitForStderr('Gatehouse listening on');
   } catch (error) {
+    const hang = hasExited || !launch.argv.includes(REPORT_ON_SIGNAL[0]) ? '' : await whereItHangs(child.pid!);
     await server.stop();
-    throw new Error(`${(error as Error).message}\nstdout:\n${out}\nstderr:\n${err}`);
+    throw new Error(`${(error as Error).message}\nstdout:\n${out}\nstderr:\n${err}${hang}`);
   }
   return server;
 }
+
+const REPORT_DIR = join(tmpdir(), 'gatehouse-test-reports');
+/** A server that never gets ready can be asked where it is (Node's diagnostic report): a start that hangs is otherwise a mystery. */
+const REPORT_ON_SIGNAL = ['--report-on-signal', '--report-signal=SIGUSR2', `--report-directory=${REPORT_DIR}`];
+
+/** The JavaScript stack and the libuv handles of a live process that is not ready, from its diagnostic report. */
+async function whereItHangs(pid: number): Promise<string> {
+  mkdirSync(REPORT_DIR, { recursive: true });
+  try { process.kill(pid, 'SIGUSR2'); } catch { return ''; }
+  for (let waited = 0; waited < 5000; waited += 100) {
+    await sleepMs(100);
+    const file = readdirSync(REPORT_DIR).find((name) => name.includes(`.${pid}.`));
+    if (!file) continue;
+    let report: { javascriptStack?: { message?: string; stack?: string[] }; libuv?: { type: string; is_active?: boolean; localEndpoint?: { port?: number } }[] };
+    try {
+      report = JSON.parse(readFileSync(join(REPORT_DIR, file), 'utf8'));
+    } catch {
+      continue; // still being written
+    }
+    rmSync(join(REPORT_DIR, file), { force: true });
+    const stack = [report.javascriptStack?.message, ...(report.javascriptStack?.stack ?? []).slice(0, 20)].join('\n  ');
+    const handles = (report.libuv ?? []).filter((h) => h.is_active).map((h) => (h.localEndpoint?.port ? `${h.type}:${h.localEndpoint.port}` : h.type));
+    return `\nits JavaScript stack:\n  ${stack}\nits active libuv handles: ${handles.join(', ')}`;
+  }
+  return '\n(no diagnostic report within 5 s)';
+}
+
+const POLL_ANSWER_MS = 2000;
+const sleepMs = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls GET /readyz until it answers 200, within a bounded time. */
 async function waitForReady(port: number, timeoutMs: number, hasExited: () => boolean) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (hasExited()) throw new Error('the server exited before it was ready');
-    const status = await httpRequest(port, { path: '/readyz' }).then((r) => r.status, () => 0);
+    // A poll that gets no answer (a port taken by something else that never answers) must not outlast the deadline.
+    const status = await Promise.race([httpRequest(port, { path: '/readyz' }).then((r) => r.status, () => 0), sleepMs(POLL_ANSWER_MS).then(() => 0)]);
     if (status === 200) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleepMs(100);
   }
   throw new Error(`GET /readyz did not answer 200 within ${timeoutMs} ms`);
 }
