@@ -11,6 +11,7 @@ import { serverStatementTimeoutMs } from './platform/db/pooler.js';
 import { serveMetrics } from './platform/http/metrics-server.js';
 import type { Metrics } from './platform/metrics.js';
 import { announceLocalServer, localAdminToken } from './platform/local-admin.js';
+import { closeInOrder } from './platform/shutdown.js';
 import { join } from 'node:path';
 
 /** The encryption key, and at the first start of the embedded database where it was generated. */
@@ -88,12 +89,12 @@ async function main() {
     if (closing) return;
     closing = true;
     app.log.info({ signal }, 'draining in-flight requests');
-    await drain(app);
-    await metricsServer?.close();
-    await database.close();
+    const code = await closeInOrder(app.log, [
+      ['HTTP server', () => drain(app)], ['metrics server', async () => metricsServer?.close()], ['database', () => database.close()],
+    ]);
     announced?.forget();
     unlockDataDir();
-    process.exit(0);
+    process.exit(code);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
@@ -124,10 +125,9 @@ async function runWorkerOnly(app: FastifyInstance, database: Database, metrics: 
   await app.ready();
   const metricsServer = config.metricsPort ? await serveMetrics(metrics, { port: config.metricsPort, host: config.host, token: config.metricsToken }) : undefined;
   const shutdown = async () => {
-    await app.close();
-    await metricsServer?.close();
-    await database.close();
-    process.exit(0);
+    process.exit(await closeInOrder(app.log, [
+      ['job worker', () => app.close()], ['metrics server', async () => metricsServer?.close()], ['database', () => database.close()],
+    ]));
   };
   process.once('SIGTERM', () => void shutdown());
   process.once('SIGINT', () => void shutdown());
