@@ -15,7 +15,7 @@ import type { WebhookSender } from './target.js';
 
 export const WEBHOOK_DELIVERY_JOB = 'webhook.deliver';
 
-/** Attempts of one delivery before it is given up on: the trigger of migration 0028 queues each delivery's job with this many. */
+/** Attempts of one delivery before it is given up on: the trigger (migrations 0028 and 0032) queues each delivery's job with this many, written there as a literal (test/webhooks/deliveries-api.test.ts holds the two together). */
 export const WEBHOOK_MAX_ATTEMPTS = 20;
 
 export interface WebhookDeliveryOptions extends Backoff {
