@@ -207,7 +207,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const organizations = createOrganizationsService({ db, clock, users, environments });
   const organizationDomains = createOrganizationDomainsService({ db, clock, organizations, lookupTxt: createTxtLookup(options.dns) });
   // SCIM provisioning per organization directory: users and memberships through the users' and organizations' functions.
-  const directories = createDirectoriesService({ db, clock, organizations });
+  const directories = createDirectoriesService({ db, clock, organizations, baseUrl: options.baseUrl });
   const scimRoles = createRoleResolver({ db, organizations });
   const scimUsers = createScimUsers({ db, clock, roles: scimRoles, removeMember: organizations.removeMember });
   const scimGroups = createScimGroups({ db, clock, roles: scimRoles });

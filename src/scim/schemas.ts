@@ -16,7 +16,7 @@ export type Directory = Static<typeof Directory>;
 export const DirectoryWithToken = Type.Object({
   ...Directory.properties,
   token: Type.String({ description: 'The bearer token for the SCIM base URL, shown once; only its hash is stored.' }),
-  scimBaseUrl: Type.String({ description: 'The path of the SCIM base URL (prefix it with the service\'s origin).' }),
+  scimBaseUrl: Type.String({ description: 'The SCIM base URL to enter at the identity provider: whole when GATEHOUSE_BASE_URL is set, else its path (prefix it with the origin the service is reached at).' }),
 }, { title: 'ScimDirectoryWithToken', additionalProperties: false, description: 'A directory with its bearer token, shown once.' });
 export type DirectoryWithToken = Static<typeof DirectoryWithToken>;
 

@@ -10,7 +10,11 @@ import { isUuid } from '../platform/ids.js';
 import type { CreateDirectoryBody, Directory, DirectoryWithToken, UpdateDirectoryBody } from './schemas.js';
 import { createScimStore } from './store.js';
 
-export interface DirectoriesDeps { db: Db; clock: Clock; organizations: Pick<OrganizationsService, 'get' | 'roleOf'> }
+export interface DirectoriesDeps {
+  db: Db; clock: Clock; organizations: Pick<OrganizationsService, 'get' | 'roleOf'>;
+  /** GATEHOUSE_BASE_URL: the origin people reach the service at, which makes scimBaseUrl whole; without it, scimBaseUrl is a path. */
+  baseUrl?: string | undefined;
+}
 
 /** The directory a SCIM request's path names and its token opened, with its environment. */
 export type AuthenticatedDirectory = Directory & { environmentId: string };
@@ -22,7 +26,7 @@ export const scimBasePath = (directoryId: string) => `/scim/v2/${directoryId}`;
  * SCIM directories on the Server API: one per identity provider and organization. The token is 256 random bits,
  * shown once (on create and on rotation); only its SHA-256 is stored, and a request's token is found by that hash.
  */
-export function createDirectoriesService({ db, clock, organizations }: DirectoriesDeps) {
+export function createDirectoriesService({ db, clock, organizations, baseUrl = '' }: DirectoriesDeps) {
   const store = createScimStore(db);
 
   async function existing(environmentId: string, organizationId: string, directoryId: string) {
@@ -43,7 +47,7 @@ export function createDirectoriesService({ db, clock, organizations }: Directori
       targets: [{ type: 'scim_directory', id: directory.id }, { type: 'organization', id: directory.organizationId }],
     }, clock.now());
 
-  const withToken = (directory: Directory, token: string): DirectoryWithToken => ({ ...directory, token, scimBaseUrl: scimBasePath(directory.id) });
+  const withToken = (directory: Directory, token: string): DirectoryWithToken => ({ ...directory, token, scimBaseUrl: baseUrl + scimBasePath(directory.id) });
 
   return {
     async create(environmentId: string, organizationId: string, body: CreateDirectoryBody, by: Caller): Promise<DirectoryWithToken> {

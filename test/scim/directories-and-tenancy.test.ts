@@ -37,6 +37,19 @@ describe('SCIM directories on the Server API, and tenancy of the SCIM plane', ()
     expectScimError(await scim(t, { id: dir.id, token: rotated.json().token }).get('/Users'), 401);
   });
 
+  it('answers scimBaseUrl whole, from GATEHOUSE_BASE_URL, when the service knows its origin, at creation and at rotation', async () => {
+    const withOrigin = await startTestApp({ baseUrl: 'https://auth.example.com' });
+    try {
+      const env = await withOrigin.given.environment();
+      const org = (await withOrigin.server(env).post('/organizations', { name: 'Acme' })).json();
+      const dir = (await withOrigin.server(env).post(`/organizations/${org.id}/directories`, { name: 'Okta' })).json();
+      expect(dir.scimBaseUrl).toBe(`https://auth.example.com/scim/v2/${dir.id}`);
+      expect((await withOrigin.server(env).post(`/organizations/${org.id}/directories/${dir.id}/token`)).json().scimBaseUrl).toBe(`https://auth.example.com/scim/v2/${dir.id}`);
+    } finally {
+      await withOrigin.close();
+    }
+  });
+
   it('answers 401 in SCIM form without a token, with a wrong one, or with another directory\'s token', async () => {
     const env = await t.given.environment();
     const [mine, theirs] = [await givenDirectory(t, env), await givenDirectory(t, env)];

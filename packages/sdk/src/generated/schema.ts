@@ -3748,7 +3748,7 @@ export interface components {
             updatedAt: string;
             /** @description The bearer token for the SCIM base URL, shown once; only its hash is stored. */
             token: string;
-            /** @description The path of the SCIM base URL (prefix it with the service's origin). */
+            /** @description The SCIM base URL to enter at the identity provider: whole when GATEHOUSE_BASE_URL is set, else its path (prefix it with the origin the service is reached at). */
             scimBaseUrl: string;
         };
         /**
