@@ -25,9 +25,11 @@ let dummyHash: Promise<string> | undefined;
 export async function verifyPassword(storedHash: string | null | undefined, password: string): Promise<boolean> {
   if (!storedHash) {
     dummyHash ??= hashPassword('gatehouse-dummy-password');
-    const dummy = await dummyHash;
-    await passwordHashing(() => verify(dummy, password)).catch(() => false);
+    await verifyInTurn(await dummyHash, password);
     return false;
   }
-  return passwordHashing(() => verify(storedHash, password)).catch(() => false);
+  return verifyInTurn(storedHash, password);
 }
+
+/** A verification when its turn comes (passwordHashing); a malformed stored hash is a wrong password. */
+const verifyInTurn = (storedHash: string, password: string) => passwordHashing(() => verify(storedHash, password)).catch(() => false);
