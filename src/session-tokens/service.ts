@@ -51,9 +51,15 @@ const toSigningKey = (row: SigningKeyRecord, now: Date): SigningKey => ({
 });
 
 /** A new ES256 key pair: the public half as a JWK, the private half sealed. */
-function newKey(sealer: Sealer): NewSigningKey {
-  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  return { id: uuidv7(), publicJwk: publicKey.export({ format: 'jwk' }) as JsonObject, privateKeySealed: sealer.seal(privateKey.export({ format: 'der', type: 'pkcs8' })) };
+export function newKey(sealer: Sealer): NewSigningKey {
+  // Encoded by the generation itself, so no KeyObject shares its key with the generation job. On Node 20 a
+  // garbage collection that finalizes that job while the same key exports as a JWK locks the key's mutex twice
+  // and hangs the process for good (seen in CI as a start and an environment creation that never finished).
+  const { privateKey, publicKey } = generateKeyPairSync('ec', {
+    namedCurve: 'P-256', publicKeyEncoding: { type: 'spki', format: 'der' }, privateKeyEncoding: { type: 'pkcs8', format: 'der' },
+  });
+  const publicJwk = createPublicKey({ key: publicKey, format: 'der', type: 'spki' }).export({ format: 'jwk' }) as JsonObject;
+  return { id: uuidv7(), publicJwk, privateKeySealed: sealer.seal(privateKey) };
 }
 
 /** The environment's first signing key, in the transaction that creates the environment. */
