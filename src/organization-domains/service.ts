@@ -34,6 +34,13 @@ const record = (trx: Db, environmentId: string, action: string, domain: Organiza
  * matches it, the user joins that organization with the default role. A user verified earlier is not
  * enrolled behind their back; they see the organization as a suggestion instead.
  */
+/**
+ * Whether the email is at a domain the organization has verified: the addresses an organization's own identity
+ * provider (SCIM, SSO) speaks for.
+ */
+export const isAtVerifiedDomainOf = (db: Db, environmentId: string, organizationId: string, email: string) =>
+  createOrganizationDomainsStore(db).isVerifiedBy(environmentId, organizationId, emailDomain(email).toLowerCase());
+
 /** Whether a user created now with this verified email would join an organization (a verified domain with `automatic` enrollment). */
 export const enrollsAutomatically = async (db: Db, environmentId: string, email: string) =>
   (await createOrganizationDomainsStore(db).findAutomatic(environmentId, emailDomain(email))) !== undefined;

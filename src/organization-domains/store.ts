@@ -32,6 +32,10 @@ export function createOrganizationDomainsStore(db: Db) {
         .whereRef('m.environment_id', '=', 'u.environment_id').whereRef('m.organization_id', '=', 'o.id').whereRef('m.user_id', '=', 'u.id'))));
 
   return {
+    /** Whether the organization has verified this domain (the domain as stored: lower case). */
+    isVerifiedBy: async (environmentId: string, organizationId: string, domain: string) =>
+      (await db.selectFrom('organization_domains').select('id').where('environment_id', '=', environmentId).where('organization_id', '=', organizationId)
+        .where('domain', '=', domain).where('verified_at', 'is not', null).executeTakeFirst()) !== undefined,
     /**
      * Adds the domain unless another organization of the environment has verified it ('taken', decided in the
      * statement itself); 'already_added' when this organization lists it already.

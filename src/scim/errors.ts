@@ -17,3 +17,5 @@ export const invalidValue = (detail: string) => scim(400, 'invalid_request', 'in
 export const invalidPath = (detail: string) => scim(400, 'invalid_request', 'invalidPath', detail);
 export const noTarget = (detail: string) => scim(400, 'invalid_request', 'noTarget', detail);
 export const invalidSyntax = (detail: string) => scim(400, 'invalid_request', 'invalidSyntax', detail);
+export const emailOutsideVerifiedDomains = (email: string) => scim(400, 'email_domain_not_verified', 'invalidValue',
+  `"${email.slice(0, 320)}" is not at a verified domain of the directory's organization: a directory provisions only addresses at its organization's verified domains.`);

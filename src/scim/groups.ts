@@ -106,7 +106,7 @@ export function createScimGroups({ db, clock, roles }: ScimGroupsDeps) {
       const { memberOps, otherOps } = splitMemberOperations(patchOperations(body));
       return changeGroup(dir, groupId, by, base, async (_scim, group) => {
         const current = { schemas: [], id: groupId, displayName: group.display_name, ...(group.external_id !== null && { externalId: group.external_id }) };
-        const patched = otherOps.length ? parseGroup(applyPatch(current, { Operations: otherOps })) : { displayName: group.display_name, externalId: group.external_id };
+        const patched = otherOps.length ? parseGroup(applyPatch('Group', current, otherOps)) : { displayName: group.display_name, externalId: group.external_id };
         const add = memberOps.filter((op) => op.op === 'add').flatMap((op) => op.userIds);
         const replaced = memberOps.filter((op) => op.op === 'replace').at(-1);
         const removeAll = memberOps.some((op) => op.op === 'remove' && op.userIds.length === 0);

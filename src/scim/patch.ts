@@ -2,6 +2,7 @@ import { parse } from 'scim2-parse-filter';
 import { scimPatch, ScimError, type ScimPatchOperation, type ScimResource } from 'scim-patch';
 import { ProblemError } from '../platform/http/problem.js';
 import { invalidPath, invalidSyntax } from './errors.js';
+import { checkOperationTargets, type ResourceType } from './paths.js';
 import { memberIds } from './resources.js';
 
 export interface PatchOperation { op: 'add' | 'remove' | 'replace'; path?: string; value?: unknown }
@@ -24,9 +25,12 @@ export function patchOperations(body: unknown): PatchOperation[] {
   });
 }
 
-/** Applies operations with scim-patch to a copy of the resource; its refusals become SCIM errors with its scimType. */
-export function applyPatch<T extends object>(resource: T, body: unknown): T {
-  const operations = patchOperations(body);
+/**
+ * Applies operations with scim-patch to a copy of the resource, once every path and walked key is known to be in
+ * the resource's schema (paths.ts); its refusals become SCIM errors with its scimType.
+ */
+export function applyPatch<T extends object>(type: ResourceType, resource: T, operations: PatchOperation[]): T {
+  for (const operation of operations) checkOperationTargets(type, operation);
   try {
     return scimPatch(structuredClone(resource) as unknown as ScimResource, operations as unknown as ScimPatchOperation[]) as unknown as T;
   } catch (err) {

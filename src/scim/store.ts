@@ -24,13 +24,13 @@ export function createScimStore(db: Db) {
   const linkedUsers = (environmentId: string, directoryId: string) =>
     db.selectFrom('scim_users as s')
       .innerJoin('users as u', (join) => join.onRef('u.environment_id', '=', 's.environment_id').onRef('u.id', '=', 's.user_id'))
-      .selectAll('u').select(['s.user_name', 's.external_id', 's.created_user', 's.created_at as link_created_at', 's.updated_at as link_updated_at', 's.directory_id', 's.user_id'])
+      .selectAll('u').select(['s.user_name', 's.external_id', 's.created_user', 's.banned_by_directory', 's.created_at as link_created_at', 's.updated_at as link_updated_at', 's.directory_id', 's.user_id'])
       .where('s.environment_id', '=', environmentId).where('s.directory_id', '=', directoryId);
   type Joined = Awaited<ReturnType<ReturnType<typeof linkedUsers>['executeTakeFirstOrThrow']>>;
   const toLinked = (row: Joined): LinkedUser => {
-    const { user_name, external_id, created_user, link_created_at, link_updated_at, directory_id, user_id, ...user } = row;
+    const { user_name, external_id, created_user, banned_by_directory, link_created_at, link_updated_at, directory_id, user_id, ...user } = row;
     return {
-      link: { environment_id: user.environment_id, directory_id, user_id, user_name, external_id, created_user, created_at: link_created_at, updated_at: link_updated_at },
+      link: { environment_id: user.environment_id, directory_id, user_id, user_name, external_id, created_user, banned_by_directory, created_at: link_created_at, updated_at: link_updated_at },
       user,
     };
   };
@@ -85,6 +85,10 @@ export function createScimStore(db: Db) {
         throw err;
       }
     },
+    /** Records whether the directory's own ban is the one on the user. */
+    setBannedByDirectory: (environmentId: string, directoryId: string, userId: string, banned: boolean) =>
+      db.updateTable('scim_users').set({ banned_by_directory: banned })
+        .where('environment_id', '=', environmentId).where('directory_id', '=', directoryId).where('user_id', '=', userId).execute(),
     deleteUserLink: (environmentId: string, directoryId: string, userId: string) =>
       db.deleteFrom('scim_users').where('environment_id', '=', environmentId).where('directory_id', '=', directoryId).where('user_id', '=', userId)
         .returningAll().executeTakeFirst(),

@@ -1,7 +1,9 @@
+import type { Generated } from 'kysely';
+
 type Json = Record<string, unknown>;
 
 /**
- * The rows of migration 0031. They join the database's table types by declaration merging, so this domain's
+ * The rows of migrations 0031 and 0034. They join the database's table types by declaration merging, so this domain's
  * tables live in its own folder (the same interface, typed once; Kysely sees them like any other table).
  */
 export interface ScimDirectoryRow {
@@ -11,6 +13,8 @@ export interface ScimDirectoryRow {
 export interface ScimUserRow {
   environment_id: string; directory_id: string; user_id: string; user_name: string; external_id: string | null;
   created_user: boolean; created_at: Date; updated_at: Date;
+  /** Migration 0034: this directory banned the user (`active: false`), so its `active: true` may lift the ban. */
+  banned_by_directory: Generated<boolean>;
 }
 export interface ScimGroupRow {
   environment_id: string; directory_id: string; id: string; display_name: string; external_id: string | null;

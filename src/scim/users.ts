@@ -9,9 +9,10 @@ import { revokeAllSessions } from '../sessions/service.js';
 import {
   insertUser, joinName, lockExistingUser, lockLiveUserByEmail, normalizeEmail, setAccountStatus, softDeleteAccount, updateAccountProfile,
 } from '../users/accounts.js';
-import { resourceNotFound, uniqueness } from './errors.js';
+import { isAtVerifiedDomainOf } from '../organization-domains/service.js';
+import { emailOutsideVerifiedDomains, resourceNotFound, uniqueness } from './errors.js';
 import { listFilter, listResponse, listWindow } from './filter.js';
-import { applyPatch } from './patch.js';
+import { applyPatch, patchOperations } from './patch.js';
 import { parseUser, toScimUser, type ScimUser, type UserInput } from './resources.js';
 import type { RoleResolver } from './roles.js';
 import type { ScimListQuery } from './schemas.js';
@@ -44,20 +45,31 @@ export function createScimUsers({ db, clock, roles, removeMember }: ScimUsersDep
 
   /**
    * `active` as the directory wants it: false bans the user (sign-in refused) and revokes every session in this
-   * transaction, so the next request with any of them is 401 on every process; true lifts it.
+   * transaction, so the next request with any of them is 401 on every process; true lifts a ban this directory
+   * made, never one an operator or another directory made (that one stays, and the User reads `active: false`).
    */
-  async function applyActive(trx: Db, dir: AuthenticatedDirectory, user: { id: string; status: string }, active: boolean): Promise<Event[]> {
+  async function applyActive(trx: Db, dir: AuthenticatedDirectory, user: { id: string; status: string }, bannedByDirectory: boolean, active: boolean): Promise<Event[]> {
     const now = clock.now();
-    if (active && user.status === 'banned') {
+    const scim = createScimStore(trx);
+    if (active && user.status === 'banned' && bannedByDirectory) {
       await setAccountStatus(trx, dir.environmentId, user.id, 'active', now);
+      await scim.setBannedByDirectory(dir.environmentId, dir.id, user.id, false);
       return [{ action: 'user.unbanned', metadata: { reason: 'scim_activated' } }];
     }
     if (!active && user.status === 'active') {
       await setAccountStatus(trx, dir.environmentId, user.id, 'banned', now);
+      await scim.setBannedByDirectory(dir.environmentId, dir.id, user.id, true);
       const revokedSessions = await revokeAllSessions(trx, dir.environmentId, user.id, now);
       return [{ action: 'user.banned', metadata: { reason: 'scim_deactivated', revokedSessions } }];
     }
+    // Lifted elsewhere (an operator's unban): the next deactivation is the directory's again.
+    if (active && user.status === 'active' && bannedByDirectory) await scim.setBannedByDirectory(dir.environmentId, dir.id, user.id, false);
     return [];
+  }
+
+  /** 400 unless the email is at a verified domain of the directory's organization: the only addresses its IdP speaks for. */
+  async function assertOwnDomain(trx: Db, dir: AuthenticatedDirectory, email: string) {
+    if (!(await isAtVerifiedDomainOf(trx, dir.environmentId, dir.organizationId, email))) throw emailOutsideVerifiedDomains(email);
   }
 
   async function linked(trx: Db, dir: AuthenticatedDirectory, userId: string) {
@@ -82,6 +94,7 @@ export function createScimUsers({ db, clock, roles, removeMember }: ScimUsersDep
       const { environmentId } = dir;
       const now = clock.now();
       const email = normalizeEmail(input.email);
+      await assertOwnDomain(trx, dir, email);
       const found = await lockLiveUserByEmail(trx, environmentId, email);
       const user = found ?? await insertUser(trx, environmentId, {
         email, emailVerifiedAt: now, registrationState: 'complete', passwordHash: null, firstName: input.givenName, lastName: input.familyName,
@@ -97,9 +110,9 @@ export function createScimUsers({ db, clock, roles, removeMember }: ScimUsersDep
         await lockOrganization(trx, environmentId, dir.organizationId);
         await joinOrganization(trx, environmentId, dir.organizationId, user.id, role, by, now);
       };
-      if (input.active) events.push(...await applyActive(trx, dir, user, true));
+      if (input.active) events.push(...await applyActive(trx, dir, user, false, true));
       else await join();
-      if (!input.active) events.push(...await applyActive(trx, dir, user, false));
+      if (!input.active) events.push(...await applyActive(trx, dir, user, false, false));
       const answer = toScimUser(await linked(trx, dir, user.id), base);
       if (input.active) await join();
       await recordAll(trx, dir, user.id, by, events);
@@ -114,6 +127,7 @@ export function createScimUsers({ db, clock, roles, removeMember }: ScimUsersDep
       const current = await linked(trx, dir, userId);
       const user = await lockExistingUser(trx, environmentId, userId);
       const email = normalizeEmail(input.email);
+      if (email !== user.email) await assertOwnDomain(trx, dir, email);
       const changes = {
         ...(email !== user.email && { email }),
         ...(input.givenName !== user.firstName && { firstName: input.givenName }),
@@ -129,7 +143,7 @@ export function createScimUsers({ db, clock, roles, removeMember }: ScimUsersDep
         const link = { userName: input.userName, externalId: input.externalId };
         if (await createScimStore(trx).updateUserLink(environmentId, dir.id, userId, link, clock.now()) === 'conflict') throw uniqueness(USER_NAME_TAKEN);
       }
-      const activity = await applyActive(trx, dir, user, input.active);
+      const activity = await applyActive(trx, dir, user, current.link.banned_by_directory, input.active);
       events.push(...activity);
       const replaced = toScimUser(await linked(trx, dir, userId), base);
       await recordAll(trx, dir, userId, by, events);
@@ -154,7 +168,7 @@ export function createScimUsers({ db, clock, roles, removeMember }: ScimUsersDep
     /** PATCH (RFC 7644 §3.5.2): the operations are applied by scim-patch to the User as it is, then stored as a replace. */
     async patch(dir: AuthenticatedDirectory, userId: string, body: unknown, by: Caller, base: string) {
       const current = toScimUser(await linked(db, dir, userId), base);
-      return replace(dir, userId, parseUser(applyPatch(current, body)), by, base);
+      return replace(dir, userId, parseUser(applyPatch('User', current, patchOperations(body))), by, base);
     },
     /**
      * DELETE: the membership ends, every session is revoked, and the user is deleted when this directory created

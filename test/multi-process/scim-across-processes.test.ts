@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PASSWORD } from '../helpers/given.js';
 import { startServerPair, type ServerPair } from '../helpers/server-pair.js';
@@ -11,10 +13,23 @@ describe.skipIf(!TEST_DATABASE_URL)('SCIM deprovisioning across server processes
   beforeAll(async () => { pair = await startServerPair(TEST_DATABASE_URL!); });
   afterAll(() => pair?.stop());
 
+  /** The organization has verified the domain, as a domain check leaves it: a directory provisions only addresses there. */
+  async function givenVerifiedDomain(environmentId: string, organizationId: string, domain: string) {
+    const db = new pg.Client({ connectionString: pair.databaseUrl });
+    await db.connect();
+    try {
+      await db.query(`insert into organization_domains (environment_id, id, organization_id, domain, verification_token, verified_at, created_at, updated_at)
+        values ($1, $2, $3, $4, 'test', now(), now(), now())`, [environmentId, randomUUID(), organizationId, domain]);
+    } finally {
+      await db.end();
+    }
+  }
+
   async function directoryWithUser() {
     const env = await pair.environment();
     const user = await pair.user(env);
     const org = (await pair.serverApi(pair.a, env, 'POST', '/organizations', { name: 'Acme' })).json();
+    await givenVerifiedDomain(env.id, org.id, user.email.split('@')[1]!);
     const dir = (await pair.serverApi(pair.a, env, 'POST', `/organizations/${org.id}/directories`, { name: 'Okta' })).json();
     const idp = (method: string, path: string, body?: unknown) =>
       pair.call(pair.a, { method, path: `/scim/v2/${dir.id}${path}`, headers: { authorization: `Bearer ${dir.token}` }, body });

@@ -76,10 +76,10 @@ describe('SCIM 2.0 compliance walk (RFC 7644)', () => {
   });
 
   it('pages Users with startIndex (1-based) and count', async () => {
-    const own = await givenDirectory(t, env);
+    const own = await givenDirectory(t, env, {}, undefined, 'paging.example.com');
     const client = scim(t, own);
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push((await client.post('/Users', scimUser(`page-${i}@example.com`))).json().id);
+    for (let i = 0; i < 5; i++) ids.push((await client.post('/Users', scimUser(`page-${i}@paging.example.com`))).json().id);
     const page = (await client.get('/Users?startIndex=2&count=2')).json();
     expect(page).toMatchObject({ totalResults: 5, itemsPerPage: 2, startIndex: 2 });
     expect(page.Resources.map((u: { id: string }) => u.id)).toEqual([...ids].sort().slice(1, 3));
@@ -158,10 +158,10 @@ describe('SCIM 2.0 compliance walk (RFC 7644)', () => {
   });
 
   it('creates, filters, patches (Entra ID members add/remove) and deletes Groups; members hold the role their groups map to', async () => {
-    const mapped = await givenDirectory(t, env, { groupRoles: { Admins: 'admin' } });
+    const mapped = await givenDirectory(t, env, { groupRoles: { Admins: 'admin' } }, undefined, 'groups.example.com');
     const client = scim(t, mapped);
-    const alice = (await client.post('/Users', scimUser('alice@example.com'))).json();
-    const bob = (await client.post('/Users', scimUser('bob@example.com'))).json();
+    const alice = (await client.post('/Users', scimUser('alice@groups.example.com'))).json();
+    const bob = (await client.post('/Users', scimUser('bob@groups.example.com'))).json();
     const created = await client.post('/Groups', { schemas: [GROUP_SCHEMA], displayName: 'Admins', externalId: 'g-1', members: [{ value: alice.id }] });
     expect(created.statusCode, created.body).toBe(201);
     const group = created.json();
@@ -196,9 +196,9 @@ describe('SCIM 2.0 compliance walk (RFC 7644)', () => {
   });
 
   it('records each provisioning change in the audit trail, attributed to the directory', async () => {
-    const own = await givenDirectory(t, env);
+    const own = await givenDirectory(t, env, {}, undefined, 'audited.example.com');
     const client = scim(t, own);
-    const { id } = (await client.post('/Users', scimUser('audited@example.com'))).json();
+    const { id } = (await client.post('/Users', scimUser('ada@audited.example.com'))).json();
     await client.patch(`/Users/${id}`, [{ op: 'replace', path: 'active', value: false }]);
     await client.delete(`/Users/${id}`);
     const rows = await t.db.selectFrom('audit_events').select(['action', 'actor_type', 'actor_id'])

@@ -52,7 +52,7 @@ describe('SCIM directories on the Server API, and tenancy of the SCIM plane', ()
 
   it('answers 401 in SCIM form without a token, with a wrong one, or with another directory\'s token', async () => {
     const env = await t.given.environment();
-    const [mine, theirs] = [await givenDirectory(t, env), await givenDirectory(t, env)];
+    const [mine, theirs] = [await givenDirectory(t, env), await givenDirectory(t, env, {}, undefined, null)];
     const res = await t.app.inject({ method: 'GET', url: `/scim/v2/${mine.id}/Users` });
     expectScimError(res, 401);
     expect(res.headers['www-authenticate']).toBe('Bearer');
@@ -66,7 +66,7 @@ describe('SCIM directories on the Server API, and tenancy of the SCIM plane', ()
     const envB = await t.given.environment();
     const a = await givenDirectory(t, envA);
     const sameOrg = await givenDirectory(t, envA, {}, a.organizationId);
-    const otherOrg = await givenDirectory(t, envA);
+    const otherOrg = await givenDirectory(t, envA, {}, undefined, 'other.example.com');
     const otherEnv = await givenDirectory(t, envB);
     const user = (await scim(t, a).post('/Users', scimUser('tenant@example.com'))).json();
     const group = (await scim(t, a).post('/Groups', { displayName: 'Team', members: [{ value: user.id }] })).json();

@@ -1,4 +1,5 @@
 import type { LightMyRequestResponse } from 'fastify';
+import { uuidv7 } from 'uuidv7';
 import { expect } from 'vitest';
 import type { TestApp, TestEnv } from '../helpers/app.js';
 
@@ -10,9 +11,25 @@ export const ERROR_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:Error';
 
 export interface TestDirectory { id: string; token: string; organizationId: string }
 
-/** An organization of the environment with a SCIM directory, through the Server API. */
-export async function givenDirectory(t: TestApp, env: TestEnv, body: Record<string, unknown> = {}, organizationId?: string): Promise<TestDirectory> {
+/**
+ * The organization has verified the domain, written as a domain check leaves it (test/organization-domains proves
+ * the check itself through DNS): a directory provisions only addresses at its organization's verified domains.
+ */
+export async function givenVerifiedDomain(t: TestApp, env: TestEnv, organizationId: string, domain: string) {
+  const now = t.clock.now();
+  await t.db.insertInto('organization_domains').values({
+    environment_id: env.id, id: uuidv7(), organization_id: organizationId, domain, enrollment: 'none',
+    verification_token: `gatehouse-domain-verification=${uuidv7()}`, verified_at: now, created_at: now, updated_at: now,
+  }).onConflict((oc) => oc.columns(['environment_id', 'organization_id', 'domain']).doNothing()).execute();
+}
+
+/**
+ * An organization of the environment with a SCIM directory, through the Server API; the organization has verified
+ * `domain` (example.com unless given; null for none), so the directory may provision addresses there.
+ */
+export async function givenDirectory(t: TestApp, env: TestEnv, body: Record<string, unknown> = {}, organizationId?: string, domain: string | null = 'example.com'): Promise<TestDirectory> {
   const orgId = organizationId ?? (await t.server(env).post('/organizations', { name: 'Acme' })).json().id;
+  if (domain) await givenVerifiedDomain(t, env, orgId, domain);
   const res = await t.server(env).post(`/organizations/${orgId}/directories`, { name: 'Okta', ...body });
   expect(res.statusCode, res.body).toBe(201);
   return { id: res.json().id, token: res.json().token, organizationId: orgId };
