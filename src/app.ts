@@ -218,7 +218,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const oauth = createOAuthService({ db, clock, sealer, users, metrics, relyingParty });
   // Enterprise sign-in per organization: connections on the Server API, the SAML and OpenID Connect dance on the client plane.
   const ssoConnections = createSsoConnectionsService({ db, clock, sealer, environments, organizations, metadataTimeoutMs: (options.oauthTimeoutSeconds ?? 10) * 1000 });
-  const ssoSignIn = createSsoSignIn({ db, clock, sealer, saml: createSamlServiceProvider(), relyingParty, organizations });
+  const ssoSignIn = createSsoSignIn({ db, clock, sealer, saml: createSamlServiceProvider(), relyingParty, mailer, organizations });
   const outbox = createOutboxStore(db);
   const account = createAccountService({ db, clock, limiter, mailer, sealer, users });
   const emailAddresses = createEmailAddressesService({ db, clock, mailer, limiter, users });

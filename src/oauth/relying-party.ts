@@ -35,7 +35,7 @@ export interface Profile {
 /** The callback error codes the browser is sent back with (`?error=`). */
 export type CallbackErrorCode =
   | 'access_denied' | 'provider_error' | 'provider_unavailable' | 'invalid_response' | 'state_mismatch'
-  | 'provider_not_found' | 'email_required' | 'name_required' | 'email_taken' | 'user_banned' | 'sso_required';
+  | 'provider_not_found' | 'email_required' | 'email_invalid' | 'name_required' | 'email_taken' | 'user_banned' | 'sso_required';
 
 /** A failed exchange with the provider: the code the browser gets, and what happened (for the log only). */
 export class OAuthFailure extends Error {

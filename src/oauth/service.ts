@@ -11,7 +11,7 @@ import { ProblemError } from '../platform/http/problem.js';
 import type { Metrics } from '../platform/metrics.js';
 import { enrollByVerifiedEmail } from '../organization-domains/service.js';
 import { revokeAllSessions } from '../sessions/service.js';
-import { insertUser, joinName, lockLiveUserByEmail, lockUserCredentials, normalizeEmail, proveEmailByProvider } from '../users/accounts.js';
+import { insertUser, isAcceptableEmail, joinName, lockLiveUserByEmail, lockUserCredentials, normalizeEmail, proveEmailByProvider } from '../users/accounts.js';
 import type { User } from '../users/schemas.js';
 import type { UsersService } from '../users/service.js';
 import { identityNotFound, impersonatedUnlink, invalidState, lastSignInMethod, redirectUrlNotAllowed } from './errors.js';
@@ -123,10 +123,11 @@ export function createOAuthService({ db, clock, sealer, relyingParty, users, met
     return proven;
   }
 
-  /** A new user from the profile, under the environment's sign-up rules. */
+  /** A new user from the profile, under the environment's sign-up rules and the API's email rule. */
   async function createUser(trx: Db, env: ClientEnvironment, providerId: string, profile: Profile, context: RequestContext) {
     const { requiredFields } = env.settings;
     if (requiredFields.includes('email') && !profile.email) throw fail('email_required', 'the provider gave no email and the environment requires one');
+    if (profile.email && !isAcceptableEmail(normalizeEmail(profile.email))) throw fail('email_invalid', 'the provider gave an email the API would refuse');
     if (requiredFields.includes('name') && !(profile.name || (profile.firstName && profile.lastName))) throw fail('name_required', 'the provider gave no name and the environment requires one');
     const now = clock.now();
     const user = await insertUser(trx, env.id, {

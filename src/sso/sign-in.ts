@@ -1,5 +1,4 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { recordOwnEvent } from '../audit/service.js';
 import { isAllowedRedirect } from '../environments/origins.js';
 import { redirectUrlNotAllowed } from '../oauth/errors.js';
 import { resolveEndpoints } from '../oauth/presets.js';
@@ -13,33 +12,26 @@ import type { Sealer } from '../platform/crypto/encryption.js';
 import { randomToken, sha256 } from '../platform/crypto/tokens.js';
 import { transactionWithLock, type Db } from '../platform/db/database.js';
 import type { ClientEnvironment } from '../platform/http/planes.js';
-import { ProblemError } from '../platform/http/problem.js';
 import { isUuid } from '../platform/ids.js';
-import { revokeAllSessions } from '../sessions/service.js';
-import { insertUser, joinName, lockLiveUserByEmail, lockUserCredentials, normalizeEmail, proveEmailByProvider } from '../users/accounts.js';
+import type { Mailer } from '../platform/mail/mailer.js';
+import { lockUserCredentials, normalizeEmail } from '../users/accounts.js';
 import type { User } from '../users/schemas.js';
 import { invalidSsoState, missingSsoTarget } from './errors.js';
-import { SamlRefusal, type SamlServiceProvider, type SamlSettings } from './saml.js';
+import { createFirstSignIn, SsoFailure, type SsoErrorCode, type SsoProfile } from './first-sign-in.js';
+import { SamlRefusal, type SamlAssertion, type SamlServiceProvider, type SamlSettings } from './saml.js';
 import { ssoUrl } from './service.js';
 import { createSsoStore, type ConnectionRecord } from './store.js';
 
 /** How long a started sign-in may take at the IdP. */
 export const SSO_REQUEST_LIFETIME_SECONDS = 600;
 
-/** The codes the browser is sent back to `redirect_url` with (`?error=`). */
-export type SsoErrorCode = OAuthFailure['code'] | 'sso_connection_not_found' | 'email_domain_not_verified';
-
-class SsoFailure extends Error {
-  constructor(readonly code: SsoErrorCode, message: string) { super(message); }
-}
-
-/** What an IdP said of the person, whichever the protocol. */
-interface SsoProfile { subject: string; email: string | null; firstName: string | null; lastName: string | null; name: string | null; groups: string[] }
-
 export interface SsoSignInDeps {
-  db: Db; clock: Clock; sealer: Sealer; saml: SamlServiceProvider; relyingParty: RelyingParty;
+  db: Db; clock: Clock; sealer: Sealer; saml: SamlServiceProvider; relyingParty: RelyingParty; mailer: Mailer;
   organizations: Pick<OrganizationsService, 'rolesOf'>;
 }
+
+/** An OpenID `email_verified` claim: true or false (as a boolean or, as some IdPs send it, a string), null when absent. */
+const emailVerifiedClaim = (value: unknown) => (value === undefined || value === null ? null : value === true || value === 'true');
 
 const groupsIn = (value: unknown) => (Array.isArray(value) ? value : [value]).filter((v): v is string => typeof v === 'string' && v !== '');
 
@@ -54,8 +46,9 @@ const sameBrowser = (expectedHash: Buffer, browserToken: string | undefined) =>
  * the connection, the browser goes to the IdP, and the IdP's answer (a SAML response on the ACS, an OpenID Connect
  * callback) signs the user in, creating the user and the membership on a first sign-in (JIT).
  */
-export function createSsoSignIn({ db, clock, sealer, saml, relyingParty, organizations }: SsoSignInDeps) {
+export function createSsoSignIn({ db, clock, sealer, saml, relyingParty, mailer, organizations }: SsoSignInDeps) {
   const store = createSsoStore(db);
+  const firstSignIn = createFirstSignIn({ clock, mailer });
 
   const samlSettings = (env: ClientEnvironment, row: ConnectionRecord): SamlSettings => ({
     spEntityId: ssoUrl(env.frontendHost, row.id, 'metadata'), acsUrl: ssoUrl(env.frontendHost, row.id, 'acs'), groupsAttribute: row.groups_attribute,
@@ -131,39 +124,6 @@ export function createSsoSignIn({ db, clock, sealer, saml, relyingParty, organiz
     return found.user;
   }
 
-  /**
-   * The user a first sign-in of the subject is: the live user with the email, else a new one. The IdP speaks for
-   * the organization's verified domains only, so an email elsewhere is refused; within them it is proven, and an
-   * account that had not proven it loses its unproven password and sessions (as with an OAuth link).
-   */
-  async function firstSignIn(trx: Db, env: ClientEnvironment, row: ConnectionRecord, profile: SsoProfile, context: RequestContext): Promise<User> {
-    if (!profile.email) throw new SsoFailure('email_required', 'the IdP sent no email');
-    const email = normalizeEmail(profile.email);
-    if (!(await createSsoStore(trx).isVerifiedDomainOf(env.id, row.organization_id, email))) {
-      throw new SsoFailure('email_domain_not_verified', `${email} is not at a verified domain of the connection's organization`);
-    }
-    const now = clock.now();
-    let user = await lockLiveUserByEmail(trx, env.id, email);
-    if (user && user.emailVerifiedAt === null && user.status === 'active') {
-      user = (await proveEmailByProvider(trx, env.id, user.id, now))!;
-      const revokedSessions = await revokeAllSessions(trx, env.id, user.id, now);
-      await recordOwnEvent(trx, env.id, { action: 'user.email_verified', ...userCaller(user.id, context), targets: [{ type: 'user', id: user.id }], metadata: { via: 'sso', passwordRemoved: true, revokedSessions } }, now);
-    }
-    if (!user) {
-      user = await insertUser(trx, env.id, {
-        email, emailVerifiedAt: now, registrationState: 'complete', passwordHash: null, firstName: profile.firstName, lastName: profile.lastName,
-        name: profile.name ?? joinName(profile.firstName, profile.lastName), publicMetadata: {}, privateMetadata: {}, unsafeMetadata: {},
-      }, now).catch((err: unknown) => {
-        // Another address of some user has it verified (email addresses): that account is not this subject's to take.
-        if (err instanceof ProblemError && err.code === 'email_taken') throw new SsoFailure('email_taken', 'another account has the email');
-        throw err;
-      });
-      await recordOwnEvent(trx, env.id, { action: 'user.signed_up', ...userCaller(user.id, context), targets: [{ type: 'user', id: user.id }], metadata: { method: 'sso', connectionId: row.id } }, now);
-    }
-    await createSsoStore(trx).insertIdentity(env.id, row.id, profile.subject, user.id, now);
-    return user;
-  }
-
   /** Makes the user a member of the connection's organization, with the role their groups map to, unless they are one. */
   async function provisionMembership(trx: Db, env: ClientEnvironment, row: ConnectionRecord, user: User, role: Role, context: RequestContext) {
     if (await membershipIn(trx, env.id, row.organization_id, user.id)) return;
@@ -183,9 +143,12 @@ export function createSsoSignIn({ db, clock, sealer, saml, relyingParty, organiz
     });
   }
 
+  // SAML has no standard statement of whether the IdP verified the email.
+  const fromSaml = (assertion: SamlAssertion): SsoProfile => ({ ...assertion, emailVerified: null });
+
   const fromOidc = (row: ConnectionRecord, profile: Profile): SsoProfile => ({
-    subject: profile.subject, email: profile.email, firstName: profile.firstName, lastName: profile.lastName, name: profile.name,
-    groups: groupsIn(profile.claims[row.groups_attribute]),
+    subject: profile.subject, email: profile.email, emailVerified: emailVerifiedClaim(profile.claims.email_verified),
+    firstName: profile.firstName, lastName: profile.lastName, name: profile.name, groups: groupsIn(profile.claims[row.groups_attribute]),
   });
 
   return {
@@ -228,7 +191,7 @@ export function createSsoSignIn({ db, clock, sealer, saml, relyingParty, organiz
       return finish(request.redirect_url, async () => {
         if (!matches) throw new SsoFailure('state_mismatch', 'the response answers a request of another connection or browser');
         if (!(await store.useAssertion(env.id, row.id, assertion.assertionId, assertion.notOnOrAfter))) throw new SsoFailure('invalid_response', 'the assertion was used before');
-        return signInWithProfile(env, row, assertion, context, signIn);
+        return signInWithProfile(env, row, fromSaml(assertion), context, signIn);
       });
     },
 

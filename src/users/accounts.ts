@@ -21,6 +21,13 @@ import { createUsersStore, insertUserStatement, isUserEmailTaken, toUser, type N
 
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
+/**
+ * Whether a user may have this email, by the rule the API's schemas apply: every flow that creates a user from
+ * what an IdP, a provider or a directory sent checks its normalised email with it, so no user has an email
+ * the API would refuse (`a@b.test@corp.test`, `"a b"@corp.test`). Bounded before it is matched.
+ */
+export { isAcceptableEmail } from '../platform/email.js';
+
 export const joinName = (first?: string | null, last?: string | null) => [first, last].filter(Boolean).join(' ') || null;
 
 /** The client form of a user: never its private metadata, whichever form it comes in. */

@@ -16,6 +16,7 @@ const KINDS: { kind: MailKind; values?: Record<string, string>; code?: string; a
   { kind: 'passwordChanged', values: { email: 'ada@example.com', time: 'TIME' } },
   { kind: 'passwordChangedOthersSignedOut', values: { email: 'ada@example.com', time: 'TIME' } },
   { kind: 'accountExists', values: { email: 'ada@example.com' } },
+  { kind: 'ssoAccountLinked', values: { email: 'ada@example.com', organization: 'Lovelace & Babbage', time: 'TIME' } },
   { kind: 'invitation', values: { expires: 'EXPIRES' }, action: { label: 'mail.invitation.action', href: 'https://app.example/join?invitation_token=inv_x&a=b' } },
   {
     kind: 'organizationInvitation', values: { organization: '<script>alert(1)</script>', role: 'admin', expires: 'EXPIRES' },

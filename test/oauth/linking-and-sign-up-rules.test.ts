@@ -85,6 +85,15 @@ describe('new users', () => {
     expect(await storedUsers(t, env)).toEqual([]);
   });
 
+  it('refuses with email_invalid an email the API would refuse, whether or not the environment requires one, creating nobody', async () => {
+    const required = await givenScriptedEnvironment(t, fake);
+    const optional = await givenScriptedEnvironment(t, fake, { settings: { requiredFields: [] } });
+    asProvider({ email: '"grace hopper"@example.com', email_verified: true });
+    expect(callbackError(await scriptedSignIn(t, required))).toBe('email_invalid');
+    expect(callbackError(await scriptedSignIn(t, optional))).toBe('email_invalid');
+    expect([...await storedUsers(t, required), ...await storedUsers(t, optional)]).toEqual([]);
+  });
+
   it('creates a user without an email when the environment does not require one', async () => {
     const env = await givenScriptedEnvironment(t, fake, { settings: { requiredFields: [] } });
     asProvider({ email: undefined, email_verified: undefined });

@@ -2,10 +2,11 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp, TestEnv } from '../helpers/app.js';
 import type { TestDnsServer } from '../helpers/dns-server.js';
-import { PASSWORD } from '../helpers/given.js';
+import { mailTime } from '../../src/platform/mail/render.js';
+import { PASSWORD, sessionIsActive } from '../helpers/given.js';
 import { loginAtProvider, startOpenIdProvider, type OpenIdProvider, type ProviderAccount } from '../helpers/openid-provider.js';
 import { APP_ORIGIN, LANDING, sessionCookieOf } from '../oauth/support.js';
-import { storedRoles } from '../organizations/support.js';
+import { addMember, createOrganization, storedRoles } from '../organizations/support.js';
 import { connectionsPath, createConnection, expectProblem, givenOrganizationWithDomain, startAppWithDns } from './support.js';
 
 const BROWSER_COOKIE = '__sso_browser';
@@ -50,10 +51,13 @@ describe('enterprise sign-in through an OpenID Connect connection', () => {
     return new URL(res.headers.location as string).searchParams.get('error');
   };
 
-  it('creates the user and the membership with the role the groups map to, and starts a federated session', async () => {
+  const usersOf = (env: TestEnv) => t.db.selectFrom('users').select(['id', 'email']).where('environment_id', '=', env.id).execute();
+  const identitiesOf = (env: TestEnv) => t.db.selectFrom('sso_identities').select(['subject', 'user_id']).where('environment_id', '=', env.id).execute();
+
+  it('creates the user and the membership with the role the groups map to, and starts a federated session (no email_verified claim, as Entra ID sends)', async () => {
     const { env, org, connection } = await givenConnection('oidc-jit.example', { groupRoles: { 'Corp Admins': 'admin' } });
 
-    const res = await signIn(env, 'Ada@OIDC-JIT.example', { sub: 'corp-1', email: 'ada@oidc-jit.example', email_verified: false, given_name: 'Ada', family_name: 'Lovelace', groups: ['Staff', 'corp admins'] });
+    const res = await signIn(env, 'Ada@OIDC-JIT.example', { sub: 'corp-1', email: 'ada@oidc-jit.example', given_name: 'Ada', family_name: 'Lovelace', groups: ['Staff', 'corp admins'] });
 
     const cookie = sessionCookieOf(res);
     expect(res.headers.location).toBe(LANDING);
@@ -91,6 +95,61 @@ describe('enterprise sign-in through an OpenID Connect connection', () => {
     expect(errorOf(res)).toBe('email_domain_not_verified');
     expect(res.cookies.find((c) => c.name === '__session')).toBeUndefined();
     expect(await t.db.selectFrom('users').select('id').where('environment_id', '=', env.id).execute()).toEqual([]);
+  });
+
+  it('refuses an email the IdP says it has not verified with email_not_verified: no account of the domain is linked, none is created', async () => {
+    const { env } = await givenConnection('oidc-unverified.example');
+    const owner = await t.given.user(env, { email: 'owner@oidc-unverified.example' });
+    const session = await t.given.session(env, owner);
+
+    const takeover = await signIn(env, 'owner@oidc-unverified.example', { sub: 'not-the-owner', email: 'owner@oidc-unverified.example', email_verified: false });
+    const newcomer = await signIn(env, 'new@oidc-unverified.example', { sub: 'newcomer', email: 'new@oidc-unverified.example', email_verified: false });
+
+    expect([errorOf(takeover), errorOf(newcomer)]).toEqual(['email_not_verified', 'email_not_verified']);
+    expect([takeover, newcomer].map((res) => res.cookies.find((c) => c.name === '__session'))).toEqual([undefined, undefined]);
+    expect(await usersOf(env)).toEqual([{ id: owner.id, email: 'owner@oidc-unverified.example' }]);
+    expect(await identitiesOf(env)).toEqual([]);
+    expect(await sessionIsActive(t, env, session)).toBe(true);
+    expect(await t.outbox(env, 'owner@oidc-unverified.example')).toEqual([]);
+  });
+
+  it('ends every session of an existing account a first sign-in links, mails its owner and records sso_identity.linked; the password stays', async () => {
+    const { env, org, connection } = await givenConnection('oidc-takeover.example');
+    const user = await t.given.user(env, { email: 'sam@oidc-takeover.example' });
+    await addMember(t, env, (await createOrganization(t, env, { name: 'Partner' })).id, user.id);
+    const before = await t.given.session(env, user);
+
+    const first = sessionCookieOf(await signIn(env, 'sam@oidc-takeover.example', { sub: 'sam', email: 'sam@oidc-takeover.example', email_verified: true }));
+
+    expect(await sessionIsActive(t, env, before)).toBe(false);
+    const [mail, ...more] = await t.outbox(env, 'sam@oidc-takeover.example');
+    expect(more).toEqual([]);
+    expect(mail.subject).toBe('Your account now signs in through Acme');
+    expect(mail.text).toBe(`Your ${env.name} account sam@oidc-takeover.example was linked at ${mailTime(t.clock.now(), 'en')} to Acme's single sign-on: `
+      + `signing in as sam@oidc-takeover.example at Acme's identity provider now signs in to this account. Every session signed in before was signed out.`
+      + `\n\nIf you did not expect this, tell your administrator at once.\n\n-- \nSent by ${env.name}.`);
+    const linked = await t.db.selectFrom('audit_events').select(['actor_id', 'targets', 'metadata']).where('environment_id', '=', env.id).where('action', '=', 'sso_identity.linked').execute();
+    expect(linked).toEqual([{
+      actor_id: user.id, targets: [{ type: 'user', id: user.id }, { type: 'sso_connection', id: connection.id }],
+      metadata: { connectionId: connection.id, organizationId: org.id, revokedSessions: 1, passwordRemoved: false },
+    }]);
+
+    // The password stays a way in; the subject's next sign-in links nothing, so it ends nothing and mails nothing.
+    expect((await t.client(env).post('/auth/sign-in', { email: user.email, password: PASSWORD })).statusCode).toBe(200);
+    sessionCookieOf(await signIn(env, 'sam@oidc-takeover.example', { sub: 'sam', email: 'sam@oidc-takeover.example', email_verified: true }));
+    expect((await t.client(env, { cookie: first }).get('/me')).statusCode).toBe(200);
+    expect(await t.outbox(env, 'sam@oidc-takeover.example')).toHaveLength(1);
+  });
+
+  it('refuses with email_invalid an email the API would refuse, even at the verified domain, creating nobody', async () => {
+    const { env } = await givenConnection('oidc-syntax.example');
+
+    const res = await signIn(env, 'x@oidc-syntax.example', { sub: 'odd', email: 'a@b.test@oidc-syntax.example', email_verified: true });
+
+    expect(errorOf(res)).toBe('email_invalid');
+    expect(await usersOf(env)).toEqual([]);
+    expect(await identitiesOf(env)).toEqual([]);
+    expectProblem(await t.server(env).post('/users', { email: 'a@b.test@oidc-syntax.example' }), 400, 'invalid_request');
   });
 
   it('sends the browser back with sso_connection_not_found for a domain without a connection, and 400 for a redirect URL not allowed', async () => {

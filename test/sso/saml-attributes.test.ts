@@ -107,6 +107,19 @@ describe('the SAML attribute names Okta and Microsoft Entra ID send', () => {
     expect(await storedRoles(t, env, org.id)).toEqual({ [me.id]: 'member' });
   });
 
+  it('sends the browser back with email_invalid for an email the API would refuse (a quoted local part), creating nobody', async () => {
+    const { env, connection } = await givenSamlConnection(t, dns, idp, 'quoted-local-part.example');
+
+    const res = await signIn(env, connection, 'x@quoted-local-part.example', {
+      nameId: 'c1d2e3f4-0000-4000-8000-000000000002', nameIdFormat: PERSISTENT, attributes: { email: ['"a b"@quoted-local-part.example'] },
+    });
+
+    expect(res.statusCode, res.body).toBe(303);
+    expect(new URL(res.headers.location as string).searchParams.get('error')).toBe('email_invalid');
+    expect(sessionCookieIn(res)).toBeUndefined();
+    expect(await usersOf(env)).toEqual([]);
+  });
+
   it('sends the browser back with email_required for a persistent NameID without an email attribute, creating nobody', async () => {
     const { env, connection } = await givenSamlConnection(t, dns, idp, 'nameid-persistent.example');
 

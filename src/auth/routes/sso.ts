@@ -25,9 +25,10 @@ const AUTHORIZE = "Starts an enterprise sign-in: the organization's SSO connecti
   + '(HTTP-Redirect) or an OpenID Connect authorization request (PKCE, nonce). `redirect_url` must have an allowed origin (400 redirect_url_not_allowed). '
   + 'Without an enabled connection the browser goes straight back to `redirect_url?error=sso_connection_not_found`.';
 const FINISH = 'Success: the session cookie and 303 to the `redirect_url` the sign-in started with (with `mfa_challenge` when the user has a second factor). '
-  + 'A first sign-in creates the user (email verified; it must be at one of the organization\'s verified domains) and the membership, with the role the IdP\'s '
-  + 'groups map to. Failure after the IdP: 303 to `redirect_url?error=<code>` (`state_mismatch`, `access_denied`, `provider_error`, `provider_unavailable`, '
-  + '`invalid_response`, `email_required`, `email_domain_not_verified`, `email_taken`, `user_banned`).';
+  + 'A first sign-in links the live user with the email (ending its sessions and mailing its owner) or creates the user (email verified; it must be at one '
+  + 'of the organization\'s verified domains, and not one the IdP says is unverified) and the membership, with the role the IdP\'s groups map to. '
+  + 'Failure after the IdP: 303 to `redirect_url?error=<code>` (`state_mismatch`, `access_denied`, `provider_error`, `provider_unavailable`, '
+  + '`invalid_response`, `email_required`, `email_invalid`, `email_domain_not_verified`, `email_not_verified`, `email_taken`, `user_banned`).';
 const ACS = 'Where the IdP posts the SAML response (HTTP-POST binding). The assertion must be signed by a certificate of the IdP\'s metadata, issued by the '
   + 'IdP, for this audience and this ACS URL (Recipient), within its time window (60 s skew), and answer a live request of this service (InResponseTo); '
   + 'each assertion is accepted once. A response that fails these checks answers `400 invalid_state`. ' + FINISH;

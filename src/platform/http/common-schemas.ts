@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox';
+import { EMAIL_LENGTH } from '../email.js';
 import { CLAMP_KEYWORD } from './validation.js';
 
 export const Uuid = Type.String({ format: 'uuid' });
@@ -12,7 +13,8 @@ export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Ty
 const StrictNull = Type.Unsafe<null>({ const: null } as TSchema);
 export const NullableInput = <T extends TSchema>(schema: T) => Type.Union([StrictNull, schema]);
 
-export const Email = Type.String({ format: 'email', minLength: 3, maxLength: 320 });
+/** An email a user may have: `isAcceptableEmail` (platform/email.ts) as a schema. */
+export const Email = Type.String({ format: 'email', minLength: EMAIL_LENGTH.min, maxLength: EMAIL_LENGTH.max });
 /** A free-form JSON object (metadata bags); its type is platform/json's JsonObject. */
 export const JsonObject = Type.Record(Type.String(), Type.Unknown());
 

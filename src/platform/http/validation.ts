@@ -3,6 +3,7 @@ import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import { Ajv, type Options } from 'ajv';
 import * as ajvFormats from 'ajv-formats';
 import type { FastifyInstance, FastifySchemaValidationError } from 'fastify';
+import { isEmailSyntax } from '../email.js';
 import { unstorableInput } from './storable-input.js';
 
 // ajv-formats is CommonJS; under ESM its plugin may sit one `default` deeper.
@@ -95,6 +96,9 @@ function instantsOnly(ajv: Ajv): Ajv {
   return ajv.addFormat('date-time', { type: 'string', validate: (value: string) => rfc3339.validate(value) && !Number.isNaN(Date.parse(value)), compare: rfc3339.compare });
 }
 
+/** `email` is the service's one email rule (platform/email.ts), which the flows that create users without a schema apply too. */
+const withEmailRule = (ajv: Ajv): Ajv => ajv.addFormat('email', { type: 'string', validate: isEmailSyntax });
+
 declare module 'fastify' {
   interface FastifyInstance {
     /** Compiles every schema not compiled yet (they otherwise compile at their route's first request). */
@@ -107,8 +111,8 @@ declare module 'fastify' {
  * and path parameters arrive as text, so there (and only there) values are coerced to the schema's types.
  */
 export function registerSchemaCompilers(app: FastifyInstance) {
-  const exact = addClamp(instantsOnly(addFormats(new Ajv({ ...common, coerceTypes: false }))));
-  const coercing = addClamp(instantsOnly(addFormats(new Ajv({ ...common, coerceTypes: 'array' }))));
+  const exact = addClamp(withEmailRule(instantsOnly(addFormats(new Ajv({ ...common, coerceTypes: false })))));
+  const coercing = addClamp(withEmailRule(instantsOnly(addFormats(new Ajv({ ...common, coerceTypes: 'array' })))));
   const serializerFor = SerializerSelector()();
   const { later, compileAll } = compiledOnFirstUse();
   app.setValidatorCompiler(({ schema, httpPart }) =>

@@ -34,6 +34,10 @@ export const en = {
   'mail.passwordChangedOthersSignedOut.intro': 'The password of your {product} account {email} was changed at {time} from a signed-in session, and every other session was signed out.',
   'mail.passwordChangedOthersSignedOut.outro': 'If you did not do this, reset your password at once and tell your administrator.',
 
+  'mail.ssoAccountLinked.subject': 'Your account now signs in through {organization}',
+  'mail.ssoAccountLinked.intro': "Your {product} account {email} was linked at {time} to {organization}'s single sign-on: signing in as {email} at {organization}'s identity provider now signs in to this account. Every session signed in before was signed out.",
+  'mail.ssoAccountLinked.outro': 'If you did not expect this, tell your administrator at once.',
+
   'mail.accountExists.subject': 'You already have an account',
   'mail.accountExists.intro': 'Someone tried to sign up to {product} with {email}, which already has an account. If it was you, sign in, or reset your password if you forgot it.',
   'mail.accountExists.outro': 'If it was not you, you can ignore this email: nothing changed.',
@@ -80,6 +84,10 @@ export const da: Record<keyof typeof en, string> = {
   'mail.passwordChangedOthersSignedOut.subject': 'Din adgangskode er blevet ændret',
   'mail.passwordChangedOthersSignedOut.intro': 'Adgangskoden til din konto {email} hos {product} blev ændret {time} fra en session, der var logget ind, og alle andre sessioner blev logget ud.',
   'mail.passwordChangedOthersSignedOut.outro': 'Hvis det ikke var dig, så nulstil straks din adgangskode og giv din administrator besked.',
+
+  'mail.ssoAccountLinked.subject': 'Din konto logger nu ind via {organization}',
+  'mail.ssoAccountLinked.intro': 'Din konto {email} hos {product} blev {time} knyttet til single sign-on hos {organization}: den, der logger ind som {email} hos {organization}s identitetsudbyder, logger nu ind på denne konto. Alle sessioner, der var logget ind før, blev logget ud.',
+  'mail.ssoAccountLinked.outro': 'Hvis du ikke ventede dette, så giv straks din administrator besked.',
 
   'mail.accountExists.subject': 'Du har allerede en konto',
   'mail.accountExists.intro': 'Nogen forsøgte at tilmelde sig {product} med {email}, som allerede har en konto. Hvis det var dig, så log ind, eller nulstil din adgangskode, hvis du har glemt den.',
