@@ -1,6 +1,7 @@
 import { invalidValue } from './errors.js';
 import type { GroupRow, LinkedUser } from './store.js';
 import { isUuid } from '../platform/ids.js';
+import { isAcceptableEmail, normalizeEmail } from '../users/accounts.js';
 
 /** RFC 7643/7644 schema URNs. */
 export const SCHEMA = {
@@ -90,9 +91,9 @@ function emailOf(body: Record<string, unknown>, userName: string): string {
   const chosen = emails.find((e) => e.primary === true || e.primary === 'true') ?? emails.find((e) => e.type === 'work') ?? emails[0];
   const email = chosen ? optionalString(chosen.value, 'emails.value') : null;
   const address = email ?? (userName.includes('@') ? userName : null);
-  if (!address || !/^[^\s@]+@[^\s@]+$/.test(address) || address.length > 320) {
-    throw invalidValue('A User needs an email address: in "emails" (the primary one) or as a "userName" that is one.');
-  }
+  if (!address) throw invalidValue('A User needs an email address: in "emails" (the primary one) or as a "userName" that is one.');
+  // The email rule of every user creation, on the address as it is stored.
+  if (!isAcceptableEmail(normalizeEmail(address))) throw invalidValue(`"${address.slice(0, 320)}" is not an email address a user may have.`);
   return address;
 }
 

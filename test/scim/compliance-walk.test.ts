@@ -59,8 +59,12 @@ describe('SCIM 2.0 compliance walk (RFC 7644)', () => {
     expectScimError(await idp.post('/Users', scimUser('DUP@example.com', { emails: [{ value: 'other@example.com', primary: true }] })), 409, 'uniqueness');
   });
 
-  it('refuses a User without a usable email with 400 invalidValue', async () => {
+  it('refuses a User without a usable email, or with one the API would refuse, with 400 invalidValue, creating nobody', async () => {
     expectScimError(await idp.post('/Users', { schemas: [USER_SCHEMA], userName: 'no-email' }), 400, 'invalidValue');
+    for (const email of ['a@b.test@example.com', '"a b"@example.com', 'ada@exa mple.com']) {
+      expectScimError(await idp.post('/Users', scimUser('odd', { emails: [{ value: email, primary: true }] })), 400, 'invalidValue');
+    }
+    expect((await idp.get(`/Users?filter=${encodeURIComponent('userName eq "odd"')}`)).json().totalResults).toBe(0);
   });
 
   it('filters Users by userName eq (case-insensitive) and externalId eq; other filters are 400 invalidFilter', async () => {
