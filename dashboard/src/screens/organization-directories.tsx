@@ -31,7 +31,8 @@ export function OrganizationDirectories({ organizationId, environmentId }: { org
       <h3 id="scim-directories" className="section-title">SCIM directories</h3>
       <p className="muted">
         An identity provider (Okta, Microsoft Entra ID, …) provisions users and groups into this organization over SCIM 2.0:
-        give it the directory&apos;s SCIM base URL and bearer token.
+        give it the directory&apos;s SCIM base URL and bearer token. It provisions only addresses at this organization&apos;s
+        verified domains: verify them first.
       </p>
       <CreateDirectory organizationId={organizationId} environmentId={environmentId}
         onCreated={async (directory) => { setDone(''); setToken({ directory, rotated: false }); await refresh(); }} />
