@@ -30,19 +30,34 @@ const DEFAULT_NAME = 'Passkey';
 let webauthnLibrary: Promise<typeof import('@simplewebauthn/server')> | undefined;
 const webauthn = () => (webauthnLibrary ??= import('@simplewebauthn/server'));
 
-const hostnameOf = (origin: string) => { try { return new URL(origin).hostname; } catch { return ''; } };
+const urlOf = (origin: string) => { try { return new URL(origin); } catch { return undefined; } };
+const hostnameOf = (origin: string) => urlOf(origin)?.hostname ?? '';
+
+/** Loopback host names, which browsers count as secure contexts over http: localhost and its subdomains, 127.0.0.0/8, [::1]. */
+const LOOPBACK_HOST = /^(?:(?:.+\.)?localhost|127(?:\.\d{1,3}){3}|\[::1\])$/;
+
+/**
+ * Whether a browser would run a WebAuthn ceremony on a page of this origin: only in a secure context,
+ * so https, or http on a loopback host (a developer's machine). An http origin of any other host is a
+ * page anyone on the network path can rewrite, and no browser offers a passkey there.
+ */
+function isSecureContext(origin: string): boolean {
+  const url = urlOf(origin);
+  return url?.protocol === 'https:' || (url?.protocol === 'http:' && LOOPBACK_HOST.test(url.hostname));
+}
 
 /**
  * The relying party of an environment. The RP ID is the setting passkeys.rpId (a parent domain of the
  * frontend host, checked when set) or else the frontend host's name without its port: browsers scope a
- * credential to a domain, never a port. A ceremony counts from the frontend host's own origins (http or
- * https) and from the allowed origins inside the RP ID's domain (an app on app.example.com when the RP
- * ID is example.com; a dev server on localhost:5173 when it is localhost); a browser runs it nowhere else.
+ * credential to a domain, never a port. A ceremony counts from the frontend host's own origin (https, or
+ * http too on a loopback host) and from the allowed origins inside the RP ID's domain (an app on
+ * app.example.com when the RP ID is example.com; a dev server on localhost:5173 when it is localhost)
+ * that are secure contexts; a browser runs it nowhere else.
  */
 export function relyingPartyOf(env: Pick<PasskeyEnvironment, 'frontendHost' | 'allowedOrigins' | 'settings'>) {
   const rpId = env.settings.passkeys.rpId ?? env.frontendHost.replace(/:\d+$/, '');
   const inDomain = env.allowedOrigins.filter((origin) => { const host = hostnameOf(origin); return host === rpId || host.endsWith(`.${rpId}`); });
-  return { rpId, origins: [...new Set([...escapeHatchOrigins(env.frontendHost), ...inDomain])] };
+  return { rpId, origins: [...new Set([...escapeHatchOrigins(env.frontendHost), ...inDomain])].filter(isSecureContext) };
 }
 
 /** The WebAuthn user handle of a user: the 16 bytes of its uuid (never the email, which the authenticator would keep). */

@@ -1806,7 +1806,7 @@ export interface paths {
         put?: never;
         /**
          * Register a passkey
-         * @description The response of navigator.credentials.create() (PublicKeyCredential.toJSON()), checked against a live challenge of this user: origin (the frontend host, http or https), RP ID, user presence and verification, and the signature. 400 invalid_passkey_challenge for an unknown, expired, used or another environment's challenge (each is spent by its first use), 400 invalid_passkey when a check fails, 409 passkey_already_registered. Under mfa.policy "required" the passkey counts as enrolment: the user's sessions are no longer held to it. Needs a recent authentication (403 reauthentication_required); not from an impersonated session (403 impersonation_restricted).
+         * @description The response of navigator.credentials.create() (PublicKeyCredential.toJSON()), checked against a live challenge of this user: origin (the frontend host over https, or over http when it is a loopback host such as localhost), RP ID, user presence and verification, and the signature. 400 invalid_passkey_challenge for an unknown, expired, used or another environment's challenge (each is spent by its first use), 400 invalid_passkey when a check fails, 409 passkey_already_registered. Under mfa.policy "required" the passkey counts as enrolment: the user's sessions are no longer held to it. Needs a recent authentication (403 reauthentication_required); not from an impersonated session (403 impersonation_restricted).
          */
         post: operations["registerPasskey"];
         delete?: never;
