@@ -1437,7 +1437,7 @@ export interface paths {
         put?: never;
         /**
          * Start a passkey sign-in
-         * @description Options for navigator.credentials.get() on a page of the frontend host, with a challenge good once for 5 minutes. Always discoverable (no allowCredentials): the browser offers the passkeys it holds for this RP ID, and the answer is the same for any email, known or not. An `email` binds the challenge to that account: a passkey of another account is refused. 403 passkeys_disabled when the setting passkeys.enabled is false.
+         * @description Options for navigator.credentials.get() on a page of the frontend host, with a challenge good once for 5 minutes. Always discoverable (no allowCredentials): the browser offers the passkeys it holds for this RP ID, and the answer is the same for any email, known or not. An `email` binds the challenge to that account: a passkey of another account is refused. The challenge is signed, not stored: nothing is written until a sign-in uses it. Per client IP, 60 calls a minute (429 rate_limited with Retry-After past them). 403 passkeys_disabled when the setting passkeys.enabled is false.
          */
         post: operations["passkeySignInOptions"];
         delete?: never;
@@ -1457,7 +1457,7 @@ export interface paths {
         put?: never;
         /**
          * Sign in with a passkey
-         * @description The response of navigator.credentials.get() (PublicKeyCredential.toJSON()). Success: a session, complete without a second factor and recently authenticated, whose amr is swk (a synced passkey) or hwk (one bound to its authenticator) with user and mfa. 400 invalid_passkey_challenge for an unknown, expired, used or another environment's challenge (spent by its first use, whatever the outcome); 400 invalid_passkey when the credential is unknown here or a check fails (origin, RP ID, signature, user verification, a counter that did not move forward); 403 user_banned.
+         * @description The response of navigator.credentials.get() (PublicKeyCredential.toJSON()). Success: a session, complete without a second factor and recently authenticated, whose amr is swk (a synced passkey) or hwk (one bound to its authenticator) with user and mfa. 400 invalid_passkey_challenge for an unknown, expired, used or another environment's challenge (spent by the sign-in that uses it); 400 invalid_passkey when the credential is unknown here or a check fails (origin, RP ID, signature, user verification, a counter that did not move forward); 403 user_banned.
          */
         post: operations["signInWithPasskey"];
         delete?: never;
