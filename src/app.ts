@@ -196,7 +196,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const codes = createEmailedCodesService({ db, clock, mailer, limiter, issueSession, background, users, secondStep });
   const passwords = createPasswordAuthService({ db, clock, limiter, mailer, metrics, issueSession, background, users, codes, secondStep });
   const factors = createFactorsService({ db, clock, sealer, users });
-  const passkeys = createPasskeysService({ db, clock, users });
+  const passkeys = createPasskeysService({ db, clock, encryptionKey: options.encryptionKey, users });
   const invitations = createInvitationsService({ db, clock, mailer, limiter, environments, users });
   const audit = createAuditService({
     db, clock, limiter, metrics,
@@ -237,7 +237,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   // The sign-in wing: every route that ends in a session, each through issueSession.
   const invitationSignUps = createInvitationSignUps({ db, clock, issueSession, invitations, organizationInvitations });
-  const passkeySignIn = createPasskeySignIn({ db, clock, issueSession, passkeys, users });
+  const passkeySignIn = createPasskeySignIn({ db, clock, limiter, issueSession, passkeys, users });
   const signInRoutes = [
     passwordAuthRoutes(passwords, codes),
     invitationSignUpRoutes(invitationSignUps),

@@ -17,8 +17,9 @@ export const OPERATORS = 'operators';
 
 /**
  * The operators' environment settings over the end-users' defaults: the same password policy and factors, no
- * email verification (an operator is created by another), no hosted pages nor impersonation, and a lockout
- * after 5 failures in a row instead of 10, as an operator's account reaches every environment.
+ * email verification (an operator is created by another), no hosted pages nor impersonation, and 5 failures
+ * instead of 10 before the lockout, as an operator's account reaches every environment. The operators' lockout
+ * counts per client network (SignInOptions.lockoutPerClient): 5 failures an hour from one network.
  */
 export const OPERATOR_SETTINGS = {
   emailVerificationRequired: false,

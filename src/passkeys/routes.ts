@@ -12,7 +12,7 @@ const OPTIONS = 'Options for navigator.credentials.create() on a page of the fro
   + 'credential with user verification, attestation none, the user\'s own passkeys excluded, and a challenge good once for 5 minutes. '
   + `403 passkeys_disabled when the setting passkeys.enabled is false. Open to a session held to enrolment.${RECENT}`;
 const REGISTER = 'The response of navigator.credentials.create() (PublicKeyCredential.toJSON()), checked against a live challenge of this '
-  + 'user: origin (the frontend host, http or https), RP ID, user presence and verification, and the signature. 400 invalid_passkey_challenge '
+  + 'user: origin (the frontend host over https, or over http when it is a loopback host such as localhost), RP ID, user presence and verification, and the signature. 400 invalid_passkey_challenge '
   + 'for an unknown, expired, used or another environment\'s challenge (each is spent by its first use), 400 invalid_passkey when a check fails, '
   + '409 passkey_already_registered. Under mfa.policy "required" the passkey counts as enrolment: the user\'s sessions are no longer held to it.'
   + RECENT;

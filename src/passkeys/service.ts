@@ -12,6 +12,7 @@ import { endEnrolmentOnly } from '../sessions/service.js';
 import type { UsersService } from '../users/service.js';
 import { invalidPasskey, invalidPasskeyChallenge, passkeyAlreadyRegistered, passkeyNotFound, passkeysDisabled, requiredByPolicy } from './errors.js';
 import type { CreationOptions, Passkey, RegisterPasskeyBody, RequestOptions } from './schemas.js';
+import { signInChallenges } from './sign-in-challenges.js';
 import { createPasskeyChallengesStore, createPasskeysStore, toPasskey, type ChallengePurpose } from './store.js';
 
 /** The environment a ceremony runs in: its settings, and the hosts the RP ID and origins come from. */
@@ -30,19 +31,34 @@ const DEFAULT_NAME = 'Passkey';
 let webauthnLibrary: Promise<typeof import('@simplewebauthn/server')> | undefined;
 const webauthn = () => (webauthnLibrary ??= import('@simplewebauthn/server'));
 
-const hostnameOf = (origin: string) => { try { return new URL(origin).hostname; } catch { return ''; } };
+const urlOf = (origin: string) => { try { return new URL(origin); } catch { return undefined; } };
+const hostnameOf = (origin: string) => urlOf(origin)?.hostname ?? '';
+
+/** Loopback host names, which browsers count as secure contexts over http: localhost and its subdomains, 127.0.0.0/8, [::1]. */
+const LOOPBACK_HOST = /^(?:(?:.+\.)?localhost|127(?:\.\d{1,3}){3}|\[::1\])$/;
+
+/**
+ * Whether a browser would run a WebAuthn ceremony on a page of this origin: only in a secure context,
+ * so https, or http on a loopback host (a developer's machine). An http origin of any other host is a
+ * page anyone on the network path can rewrite, and no browser offers a passkey there.
+ */
+function isSecureContext(origin: string): boolean {
+  const url = urlOf(origin);
+  return url?.protocol === 'https:' || (url?.protocol === 'http:' && LOOPBACK_HOST.test(url.hostname));
+}
 
 /**
  * The relying party of an environment. The RP ID is the setting passkeys.rpId (a parent domain of the
  * frontend host, checked when set) or else the frontend host's name without its port: browsers scope a
- * credential to a domain, never a port. A ceremony counts from the frontend host's own origins (http or
- * https) and from the allowed origins inside the RP ID's domain (an app on app.example.com when the RP
- * ID is example.com; a dev server on localhost:5173 when it is localhost); a browser runs it nowhere else.
+ * credential to a domain, never a port. A ceremony counts from the frontend host's own origin (https, or
+ * http too on a loopback host) and from the allowed origins inside the RP ID's domain (an app on
+ * app.example.com when the RP ID is example.com; a dev server on localhost:5173 when it is localhost)
+ * that are secure contexts; a browser runs it nowhere else.
  */
 export function relyingPartyOf(env: Pick<PasskeyEnvironment, 'frontendHost' | 'allowedOrigins' | 'settings'>) {
   const rpId = env.settings.passkeys.rpId ?? env.frontendHost.replace(/:\d+$/, '');
   const inDomain = env.allowedOrigins.filter((origin) => { const host = hostnameOf(origin); return host === rpId || host.endsWith(`.${rpId}`); });
-  return { rpId, origins: [...new Set([...escapeHatchOrigins(env.frontendHost), ...inDomain])] };
+  return { rpId, origins: [...new Set([...escapeHatchOrigins(env.frontendHost), ...inDomain])].filter(isSecureContext) };
 }
 
 /** The WebAuthn user handle of a user: the 16 bytes of its uuid (never the email, which the authenticator would keep). */
@@ -59,8 +75,11 @@ function challengeIn(clientDataJSON: string): string {
 
 const enabled = (env: EnvironmentContext) => { if (!env.settings.passkeys.enabled) throw passkeysDisabled(); };
 
-/** What a verified assertion proves: whose passkey, and what the session's amr says of it. */
-export interface VerifiedAssertion { userId: string; passkeyId: string; counter: number; backedUp: boolean; amr: string[] }
+/** What a verified assertion proves: whose passkey, and what the session's amr says of it; `spends` the sealed challenge it answered. */
+export interface VerifiedAssertion { userId: string; passkeyId: string; counter: number; backedUp: boolean; amr: string[]; spends?: SpentChallenge }
+
+/** A sealed sign-in challenge an assertion answered, to be marked used with the sign-in. */
+interface SpentChallenge { challengeHash: Buffer; expiresAt: Date }
 
 /**
  * RFC 8176 for a passkey: `swk` for a synced (backup-eligible) key, whose private half lives in software
@@ -69,8 +88,14 @@ export interface VerifiedAssertion { userId: string; passkeyId: string; counter:
  */
 const amrOf = (deviceType: 'singleDevice' | 'multiDevice') => [deviceType === 'multiDevice' ? 'swk' : 'hwk', 'user', 'mfa'];
 
-/** Records a verified use in the caller's transaction; a counter that did not move forward (a cloned key, a race) refuses the sign-in. */
+/**
+ * Records a verified use in the caller's transaction: the sealed challenge marked used (of two sign-ins
+ * with one challenge, one inserts the mark), and the counter, which must move forward (a cloned key, a race).
+ */
 export async function recordPasskeyUse(trx: Db, environmentId: string, verified: VerifiedAssertion, now: Date) {
+  if (verified.spends && !(await createPasskeyChallengesStore(trx).insertUsed(environmentId, verified.spends.challengeHash, verified.spends.expiresAt, now))) {
+    throw invalidPasskeyChallenge();
+  }
   const used = await createPasskeysStore(trx).recordUse(environmentId, verified.passkeyId, verified.counter, verified.backedUp, now);
   if (!used) throw invalidPasskey();
 }
@@ -80,13 +105,16 @@ export const deletePasskeys = (trx: Db, environmentId: string, userId: string) =
 
 export interface PasskeysDeps {
   db: Db; clock: Clock;
+  /** GATEHOUSE_ENCRYPTION_KEY: sign-in challenges are signed with a key derived from it. */
+  encryptionKey: Buffer;
   users: Pick<UsersService, 'get' | 'findCredentials'>;
 }
 
 /** The signed-in user's passkeys (register, list, rename, remove), and the ceremony checks the sign-in wing uses. */
-export function createPasskeysService({ db, clock, users }: PasskeysDeps) {
+export function createPasskeysService({ db, clock, encryptionKey, users }: PasskeysDeps) {
   const store = createPasskeysStore(db);
   const challenges = createPasskeyChallengesStore(db);
+  const signed = signInChallenges(encryptionKey);
 
   const record = (trx: Db, environmentId: string, userId: string, action: string, by: Caller, metadata: Record<string, string>) =>
     recordOwnEvent(trx, environmentId, { action, ...by, targets: [{ type: 'user', id: userId }], metadata }, clock.now());
@@ -102,6 +130,25 @@ export function createPasskeysService({ db, clock, users }: PasskeysDeps) {
     const used = await challenges.consume(environmentId, sha256(challenge), purpose, clock.now());
     if (!used) throw invalidPasskeyChallenge();
     return { challenge, ...used };
+  }
+
+  /**
+   * The sign-in challenge a response answers: a signed one, not expired and, unless bound to an account
+   * (checked once the passkey names it), this environment's; spent later, with the sign-in. Else one the
+   * version before stored, spent here (a ceremony begun during an upgrade).
+   */
+  async function signInChallengeOf(environmentId: string, clientDataJSON: string) {
+    const challenge = challengeIn(clientDataJSON);
+    const found = signed.read(challenge);
+    if (!found) {
+      const stored = await consumeChallenge(environmentId, clientDataJSON, 'authentication');
+      return { challenge, answeredBy: (userId: string) => !stored.restricted || stored.user_id === userId, spends: undefined };
+    }
+    if (!(found.expiresAt.getTime() > clock.now().getTime()) || (!found.restricted && !found.signedFor(environmentId, null))) throw invalidPasskeyChallenge();
+    return {
+      challenge, answeredBy: (userId: string) => !found.restricted || found.signedFor(environmentId, userId),
+      spends: { challengeHash: sha256(challenge), expiresAt: found.expiresAt },
+    };
   }
 
   async function verifyRegistration(env: PasskeyEnvironment, response: RegisterPasskeyBody['response'], challenge: string) {
@@ -187,21 +234,21 @@ export function createPasskeysService({ db, clock, users }: PasskeysDeps) {
     async authenticationOptions(env: PasskeyEnvironment, email: string | undefined) {
       enabled(env);
       const userId = email === undefined ? null : (await users.findCredentials(env.id, email))?.user.id ?? null;
-      const options = await (await webauthn()).generateAuthenticationOptions({ rpID: relyingPartyOf(env).rpId, userVerification: 'required', timeout: CEREMONY_MS });
-      await issueChallenge(env.id, options.challenge, 'authentication', userId, email !== undefined);
+      const challenge = signed.issue(env.id, userId, email !== undefined, new Date(clock.now().getTime() + CEREMONY_MS));
+      const options = await (await webauthn()).generateAuthenticationOptions({ rpID: relyingPartyOf(env).rpId, userVerification: 'required', timeout: CEREMONY_MS, challenge });
       return options as RequestOptions;
     },
 
     /**
-     * Verifies an assertion against a live sign-in challenge (spent whatever the outcome): the credential
-     * known in this environment, the user handle its user's, signature, origin, RP ID, user presence and
-     * verification, and a counter that moved forward. The caller records the use with the session.
+     * Verifies an assertion against a live sign-in challenge of this environment: the credential known in
+     * this environment, the user handle its user's, signature, origin, RP ID, user presence and verification,
+     * and a counter that moved forward. The caller records the use with the session, which spends the challenge.
      */
     async verifyAssertion(env: PasskeyEnvironment, response: AuthenticationResponseJSON): Promise<VerifiedAssertion> {
       enabled(env);
-      const used = await consumeChallenge(env.id, response.response.clientDataJSON, 'authentication');
+      const used = await signInChallengeOf(env.id, response.response.clientDataJSON);
       const passkey = await store.findByCredentialId(env.id, response.id);
-      if (!passkey || (used.restricted && used.user_id !== passkey.user_id)) throw invalidPasskey();
+      if (!passkey || !used.answeredBy(passkey.user_id)) throw invalidPasskey();
       const handle = response.response.userHandle;
       if (handle !== undefined && handle !== userHandleOf(passkey.user_id).toString('base64url')) throw invalidPasskey();
       const { rpId, origins } = relyingPartyOf(env);
@@ -211,7 +258,7 @@ export function createPasskeysService({ db, clock, users }: PasskeysDeps) {
       }).catch(() => undefined);
       if (!result?.verified) throw invalidPasskey();
       const info = result.authenticationInfo;
-      return { userId: passkey.user_id, passkeyId: passkey.id, counter: info.newCounter, backedUp: info.credentialBackedUp, amr: amrOf(info.credentialDeviceType) };
+      return { userId: passkey.user_id, passkeyId: passkey.id, counter: info.newCounter, backedUp: info.credentialBackedUp, amr: amrOf(info.credentialDeviceType), spends: used.spends };
     },
 
     /** Housekeeping: challenges a day past expiry are gone for good. */

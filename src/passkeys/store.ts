@@ -54,7 +54,10 @@ export function createPasskeysStore(db: Db) {
 
 export interface NewChallenge { challengeHash: Buffer; purpose: ChallengePurpose; userId: string | null; restricted: boolean; expiresAt: Date }
 
-/** The challenges of WebAuthn ceremonies: stored hashed, bound to the environment, used once. */
+/**
+ * The challenges of WebAuthn ceremonies, stored hashed, bound to the environment, used once: a
+ * registration's when it is issued; a sign-in's (signed, see sign-in-challenges.ts) only once it is used.
+ */
 export function createPasskeyChallengesStore(db: Db) {
   return {
     insert: (environmentId: string, challenge: NewChallenge, now: Date) =>
@@ -62,6 +65,16 @@ export function createPasskeyChallengesStore(db: Db) {
         environment_id: environmentId, challenge_hash: challenge.challengeHash, purpose: challenge.purpose, user_id: challenge.userId,
         restricted: challenge.restricted, created_at: now, expires_at: challenge.expiresAt,
       }).execute(),
+    /**
+     * Marks a signed sign-in challenge used (kept until housekeeping, a day after it expires); undefined when
+     * it was already: of two sign-ins with one challenge, one inserts the mark.
+     */
+    insertUsed: (environmentId: string, challengeHash: Buffer, expiresAt: Date, now: Date) =>
+      db.insertInto('passkey_challenges').values({
+        environment_id: environmentId, challenge_hash: challengeHash, purpose: 'authentication', user_id: null,
+        restricted: false, created_at: now, expires_at: expiresAt, used_at: now,
+      }).onConflict((oc) => oc.columns(['environment_id', 'challenge_hash']).doNothing())
+        .returning('challenge_hash').executeTakeFirst(),
     /** Uses a live challenge up in one statement: it answers one ceremony even when sent twice at once. */
     consume: (environmentId: string, challengeHash: Buffer, purpose: ChallengePurpose, now: Date) =>
       db.updateTable('passkey_challenges').set({ used_at: now })

@@ -251,9 +251,10 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
     /**
      * One statement before the password's hash: the client's budget, then the account's attempt, unless `refusal`
      * (a condition of the caller's, read in the same statement) holds; then nothing of the account is reserved.
+     * `countsOnAccount` false only finds the account: the caller counts its failures per client instead.
      */
-    reserveSignInAttempt: (environmentId: string, email: string, lockout: EnvironmentSettings['lockout'], budget: RawBuilder<{ count: number }>, refusal: RawBuilder<boolean>) =>
-      users.reserveSignInAttempt(environmentId, normalizeEmail(email), lockout, clock.now(), budget, refusal),
+    reserveSignInAttempt: (environmentId: string, email: string, lockout: EnvironmentSettings['lockout'], budget: RawBuilder<{ count: number }>, refusal: RawBuilder<boolean>, countsOnAccount = true) =>
+      users.reserveSignInAttempt(environmentId, normalizeEmail(email), lockout, clock.now(), budget, refusal, countsOnAccount),
     /** Reserves an attempt of an active account for a second-factor code (the lockout's budget); undefined while locked or full. */
     reserveAttemptById: (environmentId: string, userId: string, lockout: EnvironmentSettings['lockout']) =>
       users.reserveAttemptById(environmentId, userId, lockout, clock.now()),

@@ -232,15 +232,16 @@ export function createUsersStore(db: Db) {
      * Counts the attempt against the client's budget (`budget`, a rate-limit hit) and, only when that
      * admits it, reserves one of the account's attempts: both in one statement. `budgetCount` is
      * undefined when the budget refused; `credentials` when no live account could take an attempt.
+     * With `countsOnAccount` false the account is only read (its failures are counted elsewhere, per client).
      */
-    async reserveSignInAttempt(environmentId: string, email: string, lockout: Lockout, now: Date, budget: RawBuilder<{ count: number }>, refusal: RawBuilder<boolean>) {
-      const { rows } = await sql<Selectable<UserRow> & { budget_count: number | null; has_second_factor: boolean | null; refused: boolean }>`${preparedAs('sign_in_reserve')}
-        with budget as (${budget}), gate as (select ${refusal} as refused), account as (
-          ${reserveAttempt(lockout, now)}
-          where environment_id = ${environmentId}::uuid and ${signsIn(environmentId, email)} and status <> 'deleted' and ${admitsAttempt(lockout, now)}
-            and exists (select from budget) and not (select refused from gate)
-          returning *
-        )
+    async reserveSignInAttempt(environmentId: string, email: string, lockout: Lockout, now: Date, budget: RawBuilder<{ count: number }>, refusal: RawBuilder<boolean>, countsOnAccount: boolean) {
+      const live = sql`environment_id = ${environmentId}::uuid and ${signsIn(environmentId, email)} and status <> 'deleted'
+        and exists (select from budget) and not (select refused from gate)`;
+      const account = countsOnAccount
+        ? sql`${reserveAttempt(lockout, now)} where ${live} and ${admitsAttempt(lockout, now)} returning *`
+        : sql`select * from users where ${live}`;
+      const { rows } = await sql<Selectable<UserRow> & { budget_count: number | null; has_second_factor: boolean | null; refused: boolean }>`${preparedAs(countsOnAccount ? 'sign_in_reserve' : 'sign_in_lookup')}
+        with budget as (${budget}), gate as (select ${refusal} as refused), account as (${account})
         select account.*, budget.count as budget_count, (select refused from gate) as refused,
           -- Whether a right password must be followed by a second factor, read with the account: no round trip of its own.
           exists (select from mfa_factors f where f.environment_id = account.environment_id and f.user_id = account.id and f.confirmed_at is not null) as has_second_factor

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { codeAt, STEP_MS } from '../factors/support.js';
-import { asDashboard, expectProblem, givenOperator, OPERATOR_COOKIE, sessionCookieOf, signedInOperator, signIn } from './support.js';
+import { asDashboard, expectProblem, givenOperator, OPERATOR_COOKIE, operatorEmail, randomIp, sessionCookieOf, signedInOperator, signIn } from './support.js';
 
 describe('operator sign-in: POST /api/admin/v1/operator-sessions and the admin API by the session cookie', () => {
   let t: TestApp;
@@ -70,14 +70,41 @@ describe('operator sign-in: POST /api/admin/v1/operator-sessions and the admin A
     expect(actorOf(byToken.json().id).actor).toEqual({ type: 'system', id: null, impersonatorId: null });
   });
 
-  it('locks the operator out after 5 wrong passwords in a row, as the operators\' lockout says: 401 invalid_credentials even for the right one, for an hour', async () => {
+  it('keeps a client network out of an operator\'s account after 5 wrong passwords (429 with Retry-After, even for the right one) while the right password signs in from another network', async () => {
     const operator = await givenOperator(t);
-    for (let i = 0; i < 5; i++) expectProblem(await signIn(t, operator.email, 'not the password at all'), 401, 'invalid_credentials');
-    const row = await t.db.selectFrom('users').select(['failed_sign_ins', 'locked_until']).where('id', '=', operator.id).executeTakeFirstOrThrow();
-    expect(row.locked_until!.getTime()).toBe(t.clock.now().getTime() + 3600_000);
-    expectProblem(await signIn(t, operator.email, operator.password), 401, 'invalid_credentials');
-    t.clock.advance(3600_000 + 1000);
-    expect((await signIn(t, operator.email, operator.password)).statusCode).toBe(200);
+    const [attacker, owner] = [randomIp(), randomIp()];
+    for (let i = 0; i < 5; i++) expectProblem(await signIn(t, operator.email, 'not the password at all', attacker), 401, 'invalid_credentials');
+    const refused = await signIn(t, operator.email, operator.password, attacker);
+    expectProblem(refused, 429, 'rate_limited');
+    const retryAfter = Number(refused.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(3600);
+    expect(await t.db.selectFrom('users').select(['failed_sign_ins', 'locked_until']).where('id', '=', operator.id).executeTakeFirstOrThrow())
+      .toEqual({ failed_sign_ins: 0, locked_until: null });
+
+    const fromOwner = await signIn(t, operator.email, operator.password, owner);
+    expect(fromOwner.statusCode, fromOwner.body).toBe(200);
+    expect(sessionCookieOf(fromOwner)).toBeDefined();
+    expectProblem(await signIn(t, operator.email, 'not the password at all', attacker), 429, 'rate_limited');
+    expectProblem(await signIn(t, operator.email, operator.password, attacker), 429, 'rate_limited');
+    t.clock.advance(retryAfter * 1000);
+    expect((await signIn(t, operator.email, operator.password, attacker)).statusCode).toBe(200);
+  });
+
+  it('answers an unknown email as an operator\'s: 401 for 5 wrong passwords, then 429 from that network', async () => {
+    const [ip, email] = [randomIp(), operatorEmail()];
+    for (let i = 0; i < 5; i++) expectProblem(await signIn(t, email, 'not the password at all', ip), 401, 'invalid_credentials');
+    expectProblem(await signIn(t, email, 'not the password at all', ip), 429, 'rate_limited');
+  });
+
+  it('throttles one client network across operators: its 100 failures in 15 minutes answer 429 rate_limited, even for the right password', async () => {
+    const ip = randomIp();
+    const operator = await givenOperator(t);
+    for (let i = 0; i < 100; i++) expectProblem(await signIn(t, operatorEmail(), 'not the password at all', ip), 401, 'invalid_credentials');
+    const refused = await signIn(t, operator.email, operator.password, ip);
+    expectProblem(refused, 429, 'rate_limited');
+    expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(900);
+    expect((await signIn(t, operator.email, operator.password, randomIp())).statusCode).toBe(200);
   });
 
   it('four wrong passwords do not lock: the fifth try with the right one signs in', async () => {

@@ -17,9 +17,9 @@ export const operatorEmail = () => `op-${randomBytes(6).toString('hex')}@example
 type Body = Record<string, unknown> | undefined;
 
 /** A request as the dashboard sends it: on the base host, with its Origin, and the operator's cookie when given. */
-export async function asDashboard(t: TestApp, method: InjectOptions['method'], url: string, options: { cookie?: string; body?: Body; headers?: Record<string, string> } = {}): Promise<LightMyRequestResponse> {
+export async function asDashboard(t: TestApp, method: InjectOptions['method'], url: string, options: { cookie?: string; body?: Body; headers?: Record<string, string>; ip?: string } = {}): Promise<LightMyRequestResponse> {
   const res = await t.app.inject({
-    method, url,
+    method, url, ...(options.ip && { remoteAddress: options.ip }),
     headers: { host: BASE_HOST, origin: BASE_ORIGIN, ...(options.cookie && { cookie: `${OPERATOR_COOKIE}=${options.cookie}` }), ...options.headers },
     ...(options.body !== undefined && { payload: options.body }),
   });
@@ -37,7 +37,12 @@ export async function givenOperator(t: TestApp, email = operatorEmail(), passwor
 /** The session cookie a sign-in set, or undefined. */
 export const sessionCookieOf = (res: LightMyRequestResponse) => res.cookies.find((c) => c.name === OPERATOR_COOKIE);
 
-export const signIn = (t: TestApp, email: string, password: string) => asDashboard(t, 'POST', '/api/admin/v1/operator-sessions', { body: { email, password } });
+/** A sign-in from the client IP `ip` (the default: 127.0.0.1). */
+export const signIn = (t: TestApp, email: string, password: string, ip?: string) =>
+  asDashboard(t, 'POST', '/api/admin/v1/operator-sessions', { body: { email, password }, ...(ip && { ip }) });
+
+/** A client IP no other run uses: rate-limit windows outlive a run on the shared PostgreSQL database. */
+export const randomIp = () => `10.${[...randomBytes(3)].join('.')}`;
 
 /** An operator, signed in: their id and the value of their session cookie. */
 export async function signedInOperator(t: TestApp) {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { eventsOf, expectProblem, impersonatedSession, PAST_RECENT_MS, passkeySignIn, registerPasskey, signInOptions } from './support.js';
+import { eventsOf, expectProblem, impersonatedSession, PAST_RECENT_MS, passkeySignIn, registerPasskey } from './support.js';
 
 describe('managing passkeys', () => {
   let t: TestApp;
@@ -61,11 +61,12 @@ describe('managing passkeys', () => {
     expect((await me.get('/me/passkeys')).json().items).toHaveLength(1);
   });
 
-  it('housekeeping prunes challenges a day past expiry', async () => {
+  it('housekeeping prunes challenges (a registration\'s, a used sign-in\'s) a day past expiry', async () => {
     const env = await t.given.environment();
-    await signInOptions(t, env);
+    const { authenticator } = await registerPasskey(t, env, (await t.given.session(env, await t.given.user(env))).token);
+    expect((await passkeySignIn(t, env, authenticator)).statusCode).toBe(200);
     const count = () => t.db.selectFrom('passkey_challenges').select('challenge_hash').where('environment_id', '=', env.id).execute().then((rows) => rows.length);
-    expect(await count()).toBe(1);
+    expect(await count()).toBe(2);
     t.clock.advance(5 * 60_000 + 86_400_000 + 1);
     await t.app.runHousekeeping();
     expect(await count()).toBe(0);

@@ -48,6 +48,32 @@ describe('the relying party: RP ID and origins', () => {
     expect((await register(env, originOf(env))).res.statusCode).toBe(201);
   });
 
+  it('accepts ceremonies from https only on a frontend host that is not a loopback host: its http origin and an http allowed origin are refused', async () => {
+    const host = `auth.acme-tls-${tag}.test`;
+    const env = await environment(host, { passkeys: { rpId: `acme-tls-${tag}.test` } }, [`http://app.acme-tls-${tag}.test`]);
+    expectProblem((await register(env, `http://${host}`)).res, 400, 'invalid_passkey');
+    expectProblem((await register(env, `http://app.acme-tls-${tag}.test`)).res, 400, 'invalid_passkey');
+    const secure = await register(env, `https://${host}`);
+    expect(secure.res.statusCode, secure.res.body).toBe(201);
+
+    const signIn = async (origin: string) => {
+      const request = (await t.client(env).post('/auth/passkey/options', {})).json();
+      return t.client(env).post('/auth/passkey', { response: secure.device.get(request, origin) });
+    };
+    expectProblem(await signIn(`http://${host}`), 400, 'invalid_passkey');
+    const signedIn = await signIn(`https://${host}`);
+    expect(signedIn.statusCode, signedIn.body).toBe(200);
+  });
+
+  it('accepts ceremonies over http from a loopback frontend host (localhost, 127.0.0.1): a developer\'s machine is a secure context', async () => {
+    const port = 20_000 + Math.floor(Math.random() * 40_000);
+    for (const host of [`localhost:${port}`, `127.0.0.1:${port}`]) {
+      const env = await environment(host);
+      const { res } = await register(env, `http://${host}`);
+      expect(res.statusCode, `${host}: ${res.body}`).toBe(201);
+    }
+  });
+
   it('refuses an RP ID that is not the frontend host\'s name or a parent domain of it, when either changes', async () => {
     for (const rpId of ['other.test', 'test', `uth.acme-x-${tag}.test`]) {
       const res = await t.admin.post('/environments', { name: 'x', frontendHost: `auth.acme-x-${tag}.test`, settings: { passkeys: { rpId } } });

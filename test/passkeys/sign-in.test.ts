@@ -8,6 +8,9 @@ describe('signing in with a passkey', () => {
   beforeAll(async () => { t = await startTestApp(); });
   afterAll(() => t.close());
 
+  const challengesOf = (env: { id: string }) =>
+    t.db.selectFrom('passkey_challenges').select('challenge_hash').where('environment_id', '=', env.id).execute().then((rows) => rows.length);
+
   async function userWithPasskey(settings: Record<string, unknown> = {}, options: Parameters<typeof registerPasskey>[3] = {}) {
     const env = await t.given.environment(settings);
     const user = await t.given.user(env, { email: `u-${Math.random().toString(36).slice(2)}@example.com` });
@@ -19,12 +22,43 @@ describe('signing in with a passkey', () => {
     const { env, user } = await userWithPasskey();
     const shapes = await Promise.all([undefined, user.email!, 'nobody@example.com'].map(async (email) => {
       const options = await signInOptions(t, env, email);
-      expect(options).toEqual({ rpId: env.frontendHost.replace(/:\d+$/, ''), challenge: expect.stringMatching(/^[\w-]{43}$/), timeout: 300000, userVerification: 'required' });
+      expect(options).toEqual({ rpId: env.frontendHost.replace(/:\d+$/, ''), challenge: expect.stringMatching(/^[\w-]{55}$/), timeout: 300000, userVerification: 'required' });
       return Object.keys(options).sort();
     }));
     expect(new Set(shapes.map(String)).size).toBe(1);
     const bare = await t.app.inject({ method: 'POST', url: '/_svc/auth/passkey/options', headers: { host: env.frontendHost } });
     expect(bare.statusCode, bare.body).toBe(200);
+  });
+
+  it('answers 429 rate_limited with Retry-After past 60 options a minute from one client network, and stores no challenge for any of them', async () => {
+    const env = await t.given.environment();
+    const ask = (ip: string) => t.client(env).post('/auth/passkey/options', {}, { remoteAddress: ip });
+    const answers = await Promise.all(Array.from({ length: 70 }, () => ask('203.0.113.7')));
+    expect(answers.filter((r) => r.statusCode === 200)).toHaveLength(60);
+    const refused = answers.filter((r) => r.statusCode !== 200);
+    expect(refused).toHaveLength(10);
+    for (const res of refused) {
+      expectProblem(res, 429, 'rate_limited');
+      expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      expect(Number(res.headers['retry-after'])).toBeLessThanOrEqual(60);
+    }
+    expect((await ask('198.51.100.8')).statusCode).toBe(200);
+    expect(await challengesOf(env)).toBe(0);
+    t.clock.advance(60_000);
+    expect((await ask('203.0.113.7')).statusCode).toBe(200);
+  });
+
+  it('stores a sign-in challenge only once a sign-in used it, and a response refused by a check leaves it to a valid one', async () => {
+    const { env, authenticator } = await userWithPasskey();
+    const before = await challengesOf(env);
+    const options = await signInOptions(t, env);
+    const assertion = authenticator.get(options, originOf(env));
+    const forged = { ...assertion, response: { ...assertion.response, signature: Buffer.from('forged').toString('base64url') } };
+    expectProblem(await t.client(env).post('/auth/passkey', { response: forged }), 400, 'invalid_passkey');
+    expect(await challengesOf(env)).toBe(before);
+    expect((await t.client(env).post('/auth/passkey', { response: assertion })).statusCode).toBe(200);
+    expect(await challengesOf(env)).toBe(before + 1);
+    expectProblem(await t.client(env).post('/auth/passkey', { response: authenticator.get(options, originOf(env)) }), 400, 'invalid_passkey_challenge');
   });
 
   it('starts a session complete without a second factor, recently authenticated, amr hwk for a device-bound key, and records user.signed_in with method passkey', async () => {

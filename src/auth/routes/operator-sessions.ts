@@ -26,9 +26,10 @@ function answer(reply: FastifyReply, result: SignInResult) {
   return { operator: toOperator(result.user), session: { id, createdAt, expiresAt } };
 }
 
-const SIGN_IN = 'The end-users\' password sign-in, in the operators\' own environment: a wrong password, an unknown email and a locked account answer '
-  + 'the same 401 invalid_credentials; 5 failures in a row lock the account for an hour (the operators\' lockout setting); per client IP, 100 failures '
-  + 'in 15 minutes answer 429 rate_limited. Success sets the `gatehouse_operator` cookie (HttpOnly, Secure, SameSite=Strict, Path=/api); an operator '
+const SIGN_IN = 'The end-users\' password sign-in, in the operators\' own environment: a wrong password and an unknown email answer the same '
+  + '401 invalid_credentials. Failures count per client network, never locking the account (a right password from another network still signs '
+  + 'in): 5 for one email from one network within the hour answer 429 rate_limited with Retry-After until the hour is over, even for the right '
+  + 'password; per client IP, 100 failures across operators in 15 minutes answer 429 rate_limited. Success sets the `gatehouse_operator` cookie (HttpOnly, Secure, SameSite=Strict, Path=/api); an operator '
   + 'with a second factor gets `{mfaRequired: true, challengeToken, factors}` instead, and POSTs a code to /operator-sessions/mfa.';
 
 /** Admin plane, no credentials: operator sign-in and its second step. */

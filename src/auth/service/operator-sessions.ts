@@ -20,7 +20,8 @@ export interface OperatorSessionsDeps {
 
 /**
  * Operators signing in to the dashboard: the end-users' password sign-in, second step, sessions and factors,
- * run in the operators' reserved environment, so the rules (policy, lockout, rate limits) are the very same code.
+ * run in the operators' reserved environment, so the rules (policy, lockout, rate limits) are the very same
+ * code, but for the lockout counting per client network (SignInOptions.lockoutPerClient).
  */
 export function createOperatorSessions({ accounts, passwords, secondStep, sessions, factors, isCustomerEnvironment }: OperatorSessionsDeps) {
   const authenticator: OperatorAuthenticator = {
@@ -33,8 +34,9 @@ export function createOperatorSessions({ accounts, passwords, secondStep, sessio
 
   return {
     authenticator,
+    // Failures count per client network: whoever knows an operator's email cannot lock the operator out.
     signIn: async (body: OperatorSignInBody, context: RequestContext): Promise<SignInResult> =>
-      passwords.signIn(await accounts.environment(), body, context),
+      passwords.signIn(await accounts.environment(), body, context, { lockoutPerClient: true }),
     verifySecondFactor: async (body: OperatorSecondFactorBody, context: RequestContext): Promise<SignInResult> =>
       secondStep.verify(await accounts.environment(), body, context),
     async current(operator: OperatorContext) {

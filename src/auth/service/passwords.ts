@@ -42,6 +42,22 @@ const ACCOUNT_NOTICES_PER_EMAIL = { max: 5, windowSeconds: 3600 };
 
 const isEmailTaken = (err: unknown) => err instanceof ProblemError && err.code === 'email_taken';
 
+/** How a sign-in's failures count against the account. */
+export interface SignInOptions {
+  /**
+   * Per client network (the operators' sign-in): an account's failures from one network fill a window of
+   * the lockout's length (lockout.maxFailedAttempts in lockout.coolDownSeconds, 429 rate_limited past it),
+   * and the account itself is never locked, so knowing an email no longer locks its owner out; a right
+   * password from any other network still signs in. Else (end-users) the account counts them: 10 in a
+   * row lock it for everyone.
+   */
+  lockoutPerClient?: boolean;
+}
+
+// No rate-limit window outlives a day (pruneOldWindows keeps two).
+const LONGEST_WINDOW_SECONDS = 86_400;
+const nothingToGiveBack = async () => undefined;
+
 /** Client-plane sign-up and sign-in with email and password. */
 export function createPasswordAuthService({ db, clock, limiter, mailer, metrics, issueSession, background, users, codes, secondStep }: PasswordAuthDeps) {
   /**
@@ -80,9 +96,9 @@ export function createPasswordAuthService({ db, clock, limiter, mailer, metrics,
      * Unknown email, wrong password and locked account give one answer, after the same work (a dummy
      * hash runs for unknown emails). Failures count per account (lockout) and per client IP (429).
      */
-    async signIn(env: AuthEnvironment, body: SignInBody, context: RequestContext): Promise<SignInResult> {
+    async signIn(env: AuthEnvironment, body: SignInBody, context: RequestContext, options: SignInOptions = {}): Promise<SignInResult> {
       try {
-        const result = await signInWithPassword(env, body, context);
+        const result = await signInWithPassword(env, body, context, options.lockoutPerClient === true);
         metrics.signIns.inc({ result: 'success' });
         return result;
       } catch (err) {
@@ -92,33 +108,52 @@ export function createPasswordAuthService({ db, clock, limiter, mailer, metrics,
     },
   };
 
-  async function signInWithPassword(env: AuthEnvironment, body: SignInBody, context: RequestContext): Promise<SignInResult> {
+  /**
+   * Reserves one of the account's attempts for this client network (SignInOptions.lockoutPerClient), keyed
+   * by the email asked for, known or not, so an unknown email answers alike; answers how to give it back.
+   */
+  async function reserveAttemptOfClient(env: AuthEnvironment, email: string, network: string) {
+    const bucket = `account_client_failures:${network}:${normalizeEmail(email)}`;
+    const { maxFailedAttempts, coolDownSeconds } = env.settings.lockout;
+    const hit = await limiter.hit(env.id, bucket, { max: maxFailedAttempts, windowSeconds: Math.min(coolDownSeconds, LONGEST_WINDOW_SECONDS) });
+    if (!hit.allowed) throw rateLimited(hit.retryAfterSeconds);
+    return () => limiter.release(env.id, bucket, hit);
+  }
+
+  async function signInWithPassword(env: AuthEnvironment, body: SignInBody, context: RequestContext, perClient: boolean): Promise<SignInResult> {
     const { lockout } = env.settings;
-    const ipBucket = `sign_in_failures:ip:${clientNetwork(context.ipAddress)}`;
+    const network = clientNetwork(context.ipAddress);
+    const ipBucket = `sign_in_failures:ip:${network}`;
+    const giveBackClientAttempt = perClient ? await reserveAttemptOfClient(env, body.email, network) : nothingToGiveBack;
     // Both the client IP's budget and the account's are reserved before the slow hash (in one statement)
     // and given back on success, so concurrent guesses cannot all slip through before any of them counts.
     const ipHit = limiter.prepareHit(env.id, ipBucket, { max: lockout.ipMaxFailures, windowSeconds: lockout.ipWindowSeconds });
-    const { budgetCount, credentials: candidate, refused } = await users.reserveSignInAttempt(env.id, body.email, lockout, ipHit.statement, ssoEnforcedCondition(env.id, body.email));
-    if (refused) throw ssoRequired();
+    const { budgetCount, credentials: candidate, refused } = await users.reserveSignInAttempt(env.id, body.email, lockout, ipHit.statement, ssoEnforcedCondition(env.id, body.email), !perClient);
     const ipAttempt = ipHit.result(budgetCount);
+    if (refused || !ipAttempt.allowed) await giveBackClientAttempt();
+    if (refused) throw ssoRequired();
     if (!ipAttempt.allowed) throw rateLimited(ipAttempt.retryAfterSeconds);
     const passwordOk = await verifyPassword(candidate?.passwordHash, body.password);
     if (!candidate) throw invalidCredentials();
     const { user } = candidate;
     if (passwordOk && user.status === 'active' && user.registrationState === 'complete') {
-      if (!secondStepApplies(env, candidate.hasSecondFactor)) return complete(await finishPasswordSignIn(env, user, context, releaseStatement(env.id, ipBucket, ipAttempt)));
+      const released = releaseStatement(env.id, ipBucket, ipAttempt);
       // The password was right, so the client's attempt goes back; the account's stays reserved until a
       // right code clears it, or a stolen password would buy fresh code guesses at every sign-in.
-      return secondStep.challenge(db, env, user.id, 'password', {}, releaseStatement(env.id, ipBucket, ipAttempt));
+      const result = secondStepApplies(env, candidate.hasSecondFactor)
+        ? await secondStep.challenge(db, env, user.id, 'password', {}, released)
+        : complete(await finishPasswordSignIn(env, user, context, released));
+      await giveBackClientAttempt();
+      return result;
     }
     const reason = !passwordOk ? 'invalid_password' : user.status === 'banned' ? 'user_banned'
       : user.registrationState === 'pending_email_verification' ? 'email_not_verified' : undefined;
     // An unknown email writes nothing after its hash, so what a refusal of an account leaves behind (the
     // lockout, the IP's attempt given back, the trail) is written after the answer, which then takes as long.
     background.run('sign-in refusal', async () => {
-      const locked = await users.finishSignInAttempt(env.id, user.id, passwordOk, lockout);
+      const locked = !perClient && await users.finishSignInAttempt(env.id, user.id, passwordOk, lockout);
       if (locked) metrics.lockouts.inc();
-      if (passwordOk) await limiter.release(env.id, ipBucket, ipAttempt);
+      if (passwordOk) await Promise.all([limiter.release(env.id, ipBucket, ipAttempt), giveBackClientAttempt()]);
       if (reason) await recordFailedSignIn(db, clock, env, user.id, context, reason, locked);
     });
     if (reason === 'user_banned') throw userBanned();

@@ -1437,7 +1437,7 @@ export interface paths {
         put?: never;
         /**
          * Start a passkey sign-in
-         * @description Options for navigator.credentials.get() on a page of the frontend host, with a challenge good once for 5 minutes. Always discoverable (no allowCredentials): the browser offers the passkeys it holds for this RP ID, and the answer is the same for any email, known or not. An `email` binds the challenge to that account: a passkey of another account is refused. 403 passkeys_disabled when the setting passkeys.enabled is false.
+         * @description Options for navigator.credentials.get() on a page of the frontend host, with a challenge good once for 5 minutes. Always discoverable (no allowCredentials): the browser offers the passkeys it holds for this RP ID, and the answer is the same for any email, known or not. An `email` binds the challenge to that account: a passkey of another account is refused. The challenge is signed, not stored: nothing is written until a sign-in uses it. Per client IP, 60 calls a minute (429 rate_limited with Retry-After past them). 403 passkeys_disabled when the setting passkeys.enabled is false.
          */
         post: operations["passkeySignInOptions"];
         delete?: never;
@@ -1457,7 +1457,7 @@ export interface paths {
         put?: never;
         /**
          * Sign in with a passkey
-         * @description The response of navigator.credentials.get() (PublicKeyCredential.toJSON()). Success: a session, complete without a second factor and recently authenticated, whose amr is swk (a synced passkey) or hwk (one bound to its authenticator) with user and mfa. 400 invalid_passkey_challenge for an unknown, expired, used or another environment's challenge (spent by its first use, whatever the outcome); 400 invalid_passkey when the credential is unknown here or a check fails (origin, RP ID, signature, user verification, a counter that did not move forward); 403 user_banned.
+         * @description The response of navigator.credentials.get() (PublicKeyCredential.toJSON()). Success: a session, complete without a second factor and recently authenticated, whose amr is swk (a synced passkey) or hwk (one bound to its authenticator) with user and mfa. 400 invalid_passkey_challenge for an unknown, expired, used or another environment's challenge (spent by the sign-in that uses it); 400 invalid_passkey when the credential is unknown here or a check fails (origin, RP ID, signature, user verification, a counter that did not move forward); 403 user_banned.
          */
         post: operations["signInWithPasskey"];
         delete?: never;
@@ -1806,7 +1806,7 @@ export interface paths {
         put?: never;
         /**
          * Register a passkey
-         * @description The response of navigator.credentials.create() (PublicKeyCredential.toJSON()), checked against a live challenge of this user: origin (the frontend host, http or https), RP ID, user presence and verification, and the signature. 400 invalid_passkey_challenge for an unknown, expired, used or another environment's challenge (each is spent by its first use), 400 invalid_passkey when a check fails, 409 passkey_already_registered. Under mfa.policy "required" the passkey counts as enrolment: the user's sessions are no longer held to it. Needs a recent authentication (403 reauthentication_required); not from an impersonated session (403 impersonation_restricted).
+         * @description The response of navigator.credentials.create() (PublicKeyCredential.toJSON()), checked against a live challenge of this user: origin (the frontend host over https, or over http when it is a loopback host such as localhost), RP ID, user presence and verification, and the signature. 400 invalid_passkey_challenge for an unknown, expired, used or another environment's challenge (each is spent by its first use), 400 invalid_passkey when a check fails, 409 passkey_already_registered. Under mfa.policy "required" the passkey counts as enrolment: the user's sessions are no longer held to it. Needs a recent authentication (403 reauthentication_required); not from an impersonated session (403 impersonation_restricted).
          */
         post: operations["registerPasskey"];
         delete?: never;
@@ -2271,7 +2271,7 @@ export interface paths {
         put?: never;
         /**
          * Sign an operator in
-         * @description The end-users' password sign-in, in the operators' own environment: a wrong password, an unknown email and a locked account answer the same 401 invalid_credentials; 5 failures in a row lock the account for an hour (the operators' lockout setting); per client IP, 100 failures in 15 minutes answer 429 rate_limited. Success sets the `gatehouse_operator` cookie (HttpOnly, Secure, SameSite=Strict, Path=/api); an operator with a second factor gets `{mfaRequired: true, challengeToken, factors}` instead, and POSTs a code to /operator-sessions/mfa.
+         * @description The end-users' password sign-in, in the operators' own environment: a wrong password and an unknown email answer the same 401 invalid_credentials. Failures count per client network, never locking the account (a right password from another network still signs in): 5 for one email from one network within the hour answer 429 rate_limited with Retry-After until the hour is over, even for the right password; per client IP, 100 failures across operators in 15 minutes answer 429 rate_limited. Success sets the `gatehouse_operator` cookie (HttpOnly, Secure, SameSite=Strict, Path=/api); an operator with a second factor gets `{mfaRequired: true, challengeToken, factors}` instead, and POSTs a code to /operator-sessions/mfa.
          */
         post: operations["signInOperator"];
         delete?: never;
