@@ -1,9 +1,11 @@
 import { scrubOwnTrailOf } from '../audit/service.js';
-import { deleteEmailAddresses } from '../email-addresses/primary.js';
+import { deleteEmailAddresses, erasableEmailsOf } from '../email-addresses/primary.js';
 import { deleteSecondFactors } from '../factors/service.js';
 import { deleteUserIdentities } from '../oauth/service.js';
 import { deletePasskeys } from '../passkeys/service.js';
 import type { Db } from '../platform/db/database.js';
+import { createOutboxStore } from '../platform/mail/outbox-store.js';
+import { deleteEmailWindows } from '../platform/rate-limit.js';
 import { deleteAllSessions } from '../sessions/service.js';
 import { deleteSsoIdentities } from '../sso/service.js';
 import { eraseAccount } from '../users/accounts.js';
@@ -22,6 +24,9 @@ export interface ErasureStep {
  * the IPs and user agents of the service's own events about the user; the customer's events stay as appended.
  */
 export const ERASURE_STEPS: ErasureStep[] = [
+  // These two look the user's addresses up, so they come before the steps that delete them.
+  { name: 'outboxMessages', erase: async (trx, env, user) => createOutboxStore(trx).deleteAddressedTo(env, await erasableEmailsOf(trx, env, user)) },
+  { name: 'rateLimitWindows', erase: async (trx, env, user) => deleteEmailWindows(trx, env, await erasableEmailsOf(trx, env, user)) },
   { name: 'sessions', erase: (trx, env, user) => deleteAllSessions(trx, env, user) },
   { name: 'identities', erase: (trx, env, user) => deleteUserIdentities(trx, env, user) },
   { name: 'ssoIdentities', erase: (trx, env, user) => deleteSsoIdentities(trx, env, user) },

@@ -30,6 +30,13 @@ export const isPrimaryClaimedElsewhere = isClaimedElsewhere;
 export const deleteEmailAddresses = (trx: Db, environmentId: string, userId: string) =>
   createEmailAddressesStore(trx).deleteAllForUser(environmentId, userId);
 
+/**
+ * Erasure, in the caller's transaction: the emails of the user's addresses, but one another user has taken
+ * since the user was deleted (the mail and rate limits naming them go with the user; that user's stay).
+ */
+export const erasableEmailsOf = (trx: Db, environmentId: string, userId: string) =>
+  createEmailAddressesStore(trx).listUnclaimedEmails(environmentId, userId);
+
 /** A soft-deleted user's addresses free their emails, in the deletion's transaction. */
 export const releaseEmailAddresses = (trx: Db, environmentId: string, userId: string, now: Date) =>
   createEmailAddressesStore(trx).release(environmentId, userId, now).then(() => undefined);

@@ -123,11 +123,21 @@ export function createEmailAddressesStore(db: Db) {
         throw err;
       }
     },
-    /** A deleted user's addresses stop holding their emails. */
+    /**
+     * Erasure: the emails of the user's addresses that no other user holds (a deleted user's address may have
+     * been taken since). The condition is the claimed key's, so its partial index answers it.
+     */
+    listUnclaimedEmails: (environmentId: string, userId: string) =>
+      db.selectFrom('email_addresses as a').select('a.email').where('a.environment_id', '=', environmentId).where('a.user_id', '=', userId)
+        .where(({ not, exists, selectFrom }) => not(exists(selectFrom('email_addresses as b').select('b.id')
+          .whereRef('b.environment_id', '=', 'a.environment_id').whereRef('b.email', '=', 'a.email').whereRef('b.user_id', '!=', 'a.user_id')
+          .where((eb) => eb.or([eb('b.verified_at', 'is not', null), eb('b.is_primary', '=', true)])).where('b.released_at', 'is', null))))
+        .execute().then((rows) => rows.map((row) => row.email)),
     /** Erasure: every address of the user, primary included. */
     deleteAllForUser: (environmentId: string, userId: string) =>
       db.deleteFrom('email_addresses').where('environment_id', '=', environmentId).where('user_id', '=', userId)
         .executeTakeFirst().then((r) => Number(r.numDeletedRows)),
+    /** A deleted user's addresses stop holding their emails. */
     release: (environmentId: string, userId: string, now: Date) =>
       db.updateTable('email_addresses').set({ released_at: now })
         .where('environment_id', '=', environmentId).where('user_id', '=', userId).where('released_at', 'is', null).execute(),

@@ -24,16 +24,28 @@ function originOf(url: URL): string {
   return url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : `${url.protocol}//${url.host}`.toLowerCase();
 }
 
-/** Whether a redirect URL's parsed origin is one of the allowed origins (never a string prefix match). */
+/**
+ * Printable ASCII, no space. The URL parser drops tabs and line breaks and maps fullwidth letters to ASCII,
+ * so a URL outside this set is judged as another string than the one that would go into a Location header,
+ * where Node refuses it (a 500 after the password was accepted). Browsers send URLs percent-encoded anyway.
+ */
+const URL_CHARACTERS = /^[\x21-\x7e]+$/;
+
+/** Whether a URL is written in the characters a Location header carries as they are (see URL_CHARACTERS). */
+export const isHeaderSafeUrl = (value: string) => URL_CHARACTERS.test(value);
+
+/** Whether a redirect URL's parsed origin is one of the allowed origins (never a string prefix match), written as a header carries it. */
 export function isAllowedRedirect(redirectUrl: string, allowedOrigins: string[]): boolean {
+  if (!isHeaderSafeUrl(redirectUrl)) return false;
   let url: URL;
   try { url = new URL(redirectUrl); } catch { return false; }
   if (!url.host || url.username || url.password || DANGEROUS_SCHEMES.has(url.protocol)) return false;
   return allowedOrigins.includes(originOf(url));
 }
 
-/** An absolute URL with a host and a scheme that does not run code; for URLs the service links or redirects to. */
+/** An absolute URL with a host and a scheme that does not run code, in header-safe characters; for URLs the service links or redirects to. */
 export function isSafeAbsoluteUrl(value: string): boolean {
+  if (!isHeaderSafeUrl(value)) return false;
   let url: URL;
   try { url = new URL(value); } catch { return false; }
   return url.host !== '' && !DANGEROUS_SCHEMES.has(url.protocol) && !url.username && !url.password;

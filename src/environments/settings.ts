@@ -180,7 +180,7 @@ export function settingsErrors(settings: EnvironmentSettings): { path: string; m
   for (const [path, values] of allowed) byPath.set(path, `must be one of ${values.map((v) => JSON.stringify(v)).join(', ')}`);
   for (const [path, value] of urlSettings(settings)) {
     if (typeof value === 'string' && !byPath.has(path) && !isSafeAbsoluteUrl(value)) {
-      byPath.set(path, 'must be an absolute URL with a host, and not javascript:, data: or file:');
+      byPath.set(path, 'must be an absolute URL with a host, in ASCII without spaces (percent-encoded), and not javascript:, data: or file:');
     }
   }
   if (byPath.size === 0 && settings.passwordPolicy.minLength > settings.passwordPolicy.maxLength) {

@@ -1,5 +1,5 @@
 import type { ClientEnvironment } from '../platform/http/planes.js';
-import { isAllowedRedirect, urlOrigin } from '../environments/origins.js';
+import { isAllowedRedirect, isHeaderSafeUrl, urlOrigin } from '../environments/origins.js';
 import type { EmailedCodesService } from '../auth/service/codes.js';
 import type { InvitationSignUps } from '../auth/service/invitation-sign-ups.js';
 import type { SignedIn, SignInResult } from '../auth/service/issue-session.js';
@@ -52,8 +52,11 @@ export const redirectUrlNotAllowed = () => new ProblemError(400, 'redirect_url_n
   "redirect_url must be an absolute URL whose origin is one of the environment's allowed origins.");
 export const hostedPagesDisabled = () => new ProblemError(404, 'resource_not_found', 'Hosted pages are turned off for this environment (setting hostedPages.enabled).');
 
-/** A path on the pages' own host (the account page sending the browser to sign in and back): never `//host` or `/\\host`, which browsers read as another site. */
-const isOwnPagePath = (url: string) => /^\/(?![/\\])/.test(url) && !/[\s\\]/.test(url);
+/**
+ * A path on the pages' own host (the account page sending the browser to sign in and back): never `//host` or
+ * `/\\host`, which browsers read as another site, and in characters a Location header carries.
+ */
+const isOwnPagePath = (url: string) => /^\/(?![/\\])/.test(url) && !url.includes('\\') && isHeaderSafeUrl(url);
 
 /**
  * Where the pages send the browser once signed in: the link's `redirect_url`, checked against the allowed

@@ -1,5 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Clock } from './clock.js';
+import { sha256 } from './crypto/tokens.js';
 import { deleteInBatches } from './db/batches.js';
 import type { Db } from './db/database.js';
 import type { Metrics } from './metrics.js';
@@ -18,6 +19,28 @@ function windowOf(now: Date, windowSeconds: number) {
   const ms = windowSeconds * 1000;
   const start = Math.floor(now.getTime() / ms) * ms;
   return { start: new Date(start), retryAfterSeconds: Math.max(1, Math.ceil((start + ms - now.getTime()) / 1000)) };
+}
+
+/**
+ * The bucket of a limit counted per email address (`forgot_password`, ...): the address as SHA-256 (hex), never
+ * in clear, so the windows hold no address and every process counts the same address in the same window.
+ * `email` comes normalised (trimmed, lower case) by the caller.
+ */
+export const emailBucket = (kind: string, email: string) => `${kind}:email:${emailKey(email)}`;
+
+const emailKey = (email: string) => sha256(email).toString('hex');
+
+/**
+ * Erasure, in the caller's transaction: deletes the windows counted for these (normalised) addresses, of
+ * every kind. A hash is still the address to whoever can guess it. Answers how many windows there were.
+ */
+export async function deleteEmailWindows(trx: Db, environmentId: string, emails: string[]): Promise<number> {
+  if (emails.length === 0) return 0;
+  // Hex has no LIKE wildcards; the scan stays within the environment's windows (the key's leading column).
+  const patterns = emails.map((email) => `%:email:${emailKey(email)}`);
+  const result = await trx.deleteFrom('rate_limit_windows').where('environment_id', '=', environmentId)
+    .where((eb) => eb.or(patterns.map((pattern) => eb('bucket', 'like', pattern)))).executeTakeFirst();
+  return Number(result.numDeletedRows);
 }
 
 /** A hit not run yet: its statement, and how to read what the statement returned. */
@@ -54,7 +77,7 @@ export function createRateLimiter(db: Db, clock: Clock, metrics?: Pick<Metrics, 
         do update set count = rate_limit_windows.count + 1 where rate_limit_windows.count < ${limit.max}
         returning count`,
       result: (count) => {
-        // The bucket's kind, before any `:<ip>` or `:<email>`: a label from a short fixed set.
+        // The bucket's kind, before any `:ip:<network>` or `:email:<hash>`: a label from a short fixed set.
         if (count === undefined) metrics?.rateLimited.inc({ limit: bucket.split(':')[0] });
         return { allowed: count !== undefined, count: count ?? limit.max, retryAfterSeconds, windowStart: start };
       },

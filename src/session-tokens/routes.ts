@@ -4,7 +4,7 @@ import { frontendUrl } from '../environments/origins.js';
 import { EnvironmentParams } from '../environments/schemas.js';
 import { adminCaller, signedIn } from '../platform/http/planes.js';
 import { Jwks, OpenIdConfiguration, SessionJwt, SigningKeyList, SigningKeyParams, VerifiedToken, VerifyTokenBody } from './schemas.js';
-import { JWKS_MAX_AGE_SECONDS, type SessionTokensService } from './service.js';
+import { DISCOVERY_MAX_AGE_SECONDS, JWKS_MAX_AGE_SECONDS, type SessionTokensService } from './service.js';
 
 const MINT = 'An ES256 JWT of the current session, valid `session.jwtLifetimeSeconds` (default 60). Claims: `iss` (the frontend URL), '
   + '`sub` (user id), `sid` (session id), `iat`, `nbf`, `exp`, `jti`, `azp` (the request\'s Origin when it is an allowed origin), '
@@ -13,8 +13,10 @@ const MINT = 'An ES256 JWT of the current session, valid `session.jwtLifetimeSec
   + '(POST /sessions/current/active-organization). Never private metadata.';
 const VERIFY = 'For a backend that prefers a call to local verification: the claims of a token of this environment whose session is '
   + 'still live. 401 `token_expired`, `token_invalid` (malformed, bad signature, another environment\'s, a revoked key) or `session_revoked`.';
-const CACHE = `public, max-age=${JWKS_MAX_AGE_SECONDS}`;
-const JWKS = 'The signing key and any rotated-out key whose tokens may still be valid; cacheable for 5 minutes. A backend verifies a '
+const JWKS_CACHE = `public, max-age=${JWKS_MAX_AGE_SECONDS}`;
+const DISCOVERY_CACHE = `public, max-age=${DISCOVERY_MAX_AGE_SECONDS}`;
+const JWKS = 'The signing key and any rotated-out key whose tokens may still be valid; cacheable for 60 seconds, as long as the SDK trusts '
+  + 'a fetched key set, so a revoked key stops verifying within a minute or two. A backend verifies a '
   + "session token in five lines (Node, jose):\n\n```ts\nimport { createRemoteJWKSet, jwtVerify } from 'jose';\n"
   + "const issuer = 'https://auth.example.com'; // the environment's frontend URL\n"
   + 'const jwks = createRemoteJWKSet(new URL(`${issuer}/_svc/.well-known/jwks.json`));\n'
@@ -49,11 +51,11 @@ export function sessionTokensPublicRoutes(tokens: SessionTokensService, at: keyo
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     const tags = ['Client: session tokens'];
     app.get('/.well-known/jwks.json', { schema: { operationId: ids.jwks, summary: `The environment's public signing keys (JWKS)${ids.where}`, description: JWKS, tags, response: { 200: Jwks } } },
-      async (req, reply) => reply.header('cache-control', CACHE).send(await tokens.jwks(req.environmentId)));
+      async (req, reply) => reply.header('cache-control', JWKS_CACHE).send(await tokens.jwks(req.environmentId)));
     app.get('/.well-known/openid-configuration', { schema: { operationId: ids.discovery, summary: `OpenID Connect discovery${ids.where}`, tags, response: { 200: OpenIdConfiguration } } },
       async (req, reply) => {
         const issuer = frontendUrl(req.clientEnvironment.frontendHost);
-        return reply.header('cache-control', CACHE).send({
+        return reply.header('cache-control', DISCOVERY_CACHE).send({
           issuer, jwks_uri: `${issuer}/_svc/.well-known/jwks.json`, response_types_supported: ['id_token'], subject_types_supported: ['public'],
           id_token_signing_alg_values_supported: ['ES256'], claims_supported: CLAIMS_SUPPORTED,
         });

@@ -25,8 +25,15 @@ export interface SessionTokensDeps {
   sessions: Pick<SessionsService, 'isLive'>;
 }
 
-/** How long verifiers may cache the JWKS (Cache-Control max-age). */
-export const JWKS_MAX_AGE_SECONDS = 300;
+/**
+ * How long verifiers and the caches in front of them may keep the JWKS (Cache-Control max-age): no longer than
+ * the SDK's own verifier trusts a fetched set (DEFAULT_JWKS_CACHE_SECONDS in packages/sdk/src/verify.ts, which
+ * the server cannot import; test/session-tokens/jwks-caching.test.ts holds them equal), so a revoked key does
+ * not live on in a shared cache for longer than the SDK's window.
+ */
+export const JWKS_MAX_AGE_SECONDS = 60;
+/** How long the discovery document may be cached: it names the issuer and the JWKS URL, never a key. */
+export const DISCOVERY_MAX_AGE_SECONDS = 300;
 // A rotated-out key stays published while a token it signed may still be valid: the longest lifetime the
 // settings allow, plus a minute for verifiers' clocks.
 const RETIRED_KEY_PUBLISHED_SECONDS = 3600 + 60;

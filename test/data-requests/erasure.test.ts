@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { sessionIsActive } from '../helpers/given.js';
+import { signUp } from '../helpers/flows.js';
+import { passwordReset, RESET_SUBJECT } from '../auth/support.js';
 import { append, eventBody } from '../audit/support.js';
 import { addMember, createOrganization } from '../organizations/support.js';
 import { DAY_MS, eventsOf, expectProblem, requested, storedJob, storedRequest, storedUser } from './support.js';
@@ -73,7 +75,7 @@ describe('data erasure: POST /_svc/me/data-requests {type: "erasure"}, its grace
 
     expect(await storedRequest(t, env, created.id)).toMatchObject({ status: 'completed', completed_at: erasedAt });
     expect(await storedRequest(t, env, exported.id)).toMatchObject({ status: 'completed', archive: null, expires_at: erasedAt });
-    expect((await eventsOf(t, env, 'user.erased')).map((e) => e.metadata)).toEqual([{ removed: { sessions: 1, identities: 0, ssoIdentities: 0, emailAddresses: 2, secondFactors: 0, passkeys: 0, account: 1, ownTrail: 5, exportArchives: 1 } }]);
+    expect((await eventsOf(t, env, 'user.erased')).map((e) => e.metadata)).toEqual([{ removed: { outboxMessages: 2, rateLimitWindows: 0, sessions: 1, identities: 0, ssoIdentities: 0, emailAddresses: 2, secondFactors: 0, passkeys: 0, account: 1, ownTrail: 5, exportArchives: 1 } }]);
     expect((await eventsOf(t, env, 'data_request.completed')).map((e) => e.metadata)).toEqual([{ type: 'export' }, { type: 'erasure' }]);
     expect(await storedJob(t, env, created.id)).toMatchObject({ status: 'done', attempts: 1 });
   });
@@ -158,6 +160,56 @@ describe('data erasure: POST /_svc/me/data-requests {type: "erasure"}, its grace
     const cancelled = await t.server(env).post(`/data-requests/${scheduled.id}/cancel`);
     expect(cancelled.statusCode, cancelled.body).toBe(200);
     expect(cancelled.json()).toMatchObject({ status: 'cancelled', cancelReason: 'requested' });
+  });
+
+  it('erases the mail to the user (codes in its subjects) and the rate-limit windows counted by their email, and no one else\'s', async () => {
+    const env = await t.given.environment();
+    const { forgot, requestCode } = passwordReset(() => t);
+    expect((await signUp(t, env, 'ada.erased@example.com')).statusCode).toBe(201);
+    const [verification] = await t.outbox(env, 'ada.erased@example.com');
+    const verificationCode = /\d{6}/.exec(verification.subject)![0];
+    const verified = await t.client(env).post('/auth/verify-email', { email: 'ada.erased@example.com', code: verificationCode });
+    expect(verified.statusCode, verified.body).toBe(200);
+    const resetCode = await requestCode(env, 'Ada.Erased@Example.com');
+    const bystander = await t.given.user(env, { email: 'bystander@example.com' });
+    expect((await forgot(env, 'bystander@example.com')).statusCode).toBe(202);
+    const outboxRows = () => t.db.selectFrom('outbox_messages').selectAll().where('environment_id', '=', env.id).execute();
+    const windowRows = () => t.db.selectFrom('rate_limit_windows').selectAll().where('environment_id', '=', env.id).execute();
+    expect((await t.outbox(env, 'ada.erased@example.com')).map((mail) => mail.subject)).toEqual([`Your password reset code is ${resetCode}`, verification.subject]);
+    // The windows never hold the address: they count it by its hash.
+    const perEmail = (await windowRows()).filter((row) => row.bucket.includes(':email:'));
+    expect(perEmail.map((row) => row.bucket)).toEqual([expect.stringMatching(/^forgot_password:email:[0-9a-f]{64}$/), expect.stringMatching(/^forgot_password:email:[0-9a-f]{64}$/)]);
+    expect(JSON.stringify(await windowRows()).toLowerCase()).not.toContain('ada.erased@example.com');
+
+    const userId = verified.json().user.id;
+    expect((await t.server(env).post(`/users/${userId}/data-requests`, { type: 'erasure', graceDays: 0 })).statusCode).toBe(202);
+    await t.app.runJobs();
+
+    expect(await storedUser(t, env, userId)).toMatchObject({ status: 'deleted', email: null });
+    // Every column of every row that is left: no address, no code.
+    const left = JSON.stringify([await outboxRows(), await windowRows()]).toLowerCase();
+    for (const trace of ['ada.erased@example.com', resetCode, verificationCode]) expect(left).not.toContain(trace);
+    expect(await t.outbox(env, 'ada.erased@example.com')).toEqual([]);
+    expect(await t.db.selectFrom('rate_limit_windows').select('count').where('environment_id', '=', env.id).where('bucket', 'like', '%:email:%').execute()).toEqual([{ count: 1 }]);
+    expect((await t.outbox(env, bystander.email!)).map((mail) => mail.subject)).toEqual([expect.stringMatching(RESET_SUBJECT)]);
+    expect((await eventsOf(t, env, 'user.erased')).map((e) => e.metadata)).toEqual([{ removed: expect.objectContaining({ outboxMessages: 2, rateLimitWindows: 1 }) }]);
+  });
+
+  it("keeps the mail and windows of an address another user has taken since the erased user was deleted", async () => {
+    const env = await t.given.environment();
+    const { forgot } = passwordReset(() => t);
+    const former = await t.given.user(env, { email: 'reused@example.com' });
+    expect((await t.server(env).delete(`/users/${former.id}`)).statusCode).toBe(204);
+    expect((await signUp(t, env, 'reused@example.com')).statusCode).toBe(201);
+    expect((await forgot(env, 'reused@example.com')).statusCode).toBe(202);
+    const mailBefore = await t.outbox(env, 'reused@example.com');
+    expect(mailBefore.length).toBeGreaterThan(0);
+
+    expect((await t.server(env).post(`/users/${former.id}/data-requests`, { type: 'erasure', graceDays: 0 })).statusCode).toBe(202);
+    await t.app.runJobs();
+
+    expect(await t.outbox(env, 'reused@example.com')).toEqual(mailBefore);
+    expect((await eventsOf(t, env, 'user.erased')).map((e) => e.metadata)).toEqual([{ removed: expect.objectContaining({ outboxMessages: 0, rateLimitWindows: 0, emailAddresses: 1 }) }]);
   });
 
   it('uses the environment setting dataErasureGraceDays, which must be an integer from 0 to 365', async () => {

@@ -91,6 +91,16 @@ describe('isAllowedRedirect', () => {
     ['data:', 'data:text/html,<script>alert(1)</script>'],
     ['an unparsable value', 'not a url'],
     ['an empty string', ''],
+    // The parser drops these or maps them to ASCII, so the URL judged is not the one a Location header would carry.
+    ['a CR LF in the path', 'https://app.example.com/a\r\nSet-Cookie: x=1'],
+    ['a CR LF in the host', 'https://app.example\r\n.com/'],
+    ['a tab', 'https://app.example.com/a\tb'],
+    ['a space', 'https://app.example.com/a b'],
+    ['a NUL', 'https://app.example.com/\0'],
+    ['a DEL', 'https://app.example.com/\x7f'],
+    ['fullwidth letters in the host', 'https://ａｐｐ.example.com/'],
+    ['fullwidth letters in the path', 'https://app.example.com/ｄａｓｈ'],
+    ['a letter outside ASCII in the path', 'https://app.example.com/café'],
   ])('refuses %s (%s)', (_what, url) => {
     expect(isAllowedRedirect(url, allowed)).toBe(false);
   });
@@ -109,7 +119,12 @@ describe('isSafeAbsoluteUrl', () => {
     expect(isSafeAbsoluteUrl(url)).toBe(true);
   });
 
-  it.each(['javascript:alert(1)', 'javascript://x/%0aalert(1)', 'data:text/html,hi', 'file:///etc/passwd', '/relative', 'not a url', 'https://u:p@app.example.com/'])(
+  it('accepts a URL percent-encoded as a browser sends it', () => {
+    expect(isSafeAbsoluteUrl('https://xn--bcher-kva.example/caf%C3%A9?q=a%20b')).toBe(true);
+  });
+
+  it.each(['javascript:alert(1)', 'javascript://x/%0aalert(1)', 'data:text/html,hi', 'file:///etc/passwd', '/relative', 'not a url', 'https://u:p@app.example.com/',
+    'https://app.example.com/a\r\nb', 'https://app.example.com/a b', 'https://ａｐｐ.example.com/', 'https://bücher.example/'])(
     'refuses %s', (url) => {
       expect(isSafeAbsoluteUrl(url)).toBe(false);
     });

@@ -6,6 +6,11 @@ import { alertOf, csrfOf, pageBrowser, setCookies } from './support.js';
 const APP = 'https://app.example.com';
 const LANDING = `${APP}/dashboard?tab=1`;
 const signInUrl = (redirect = LANDING, extra = '') => `/sign-in?redirect_url=${encodeURIComponent(redirect)}${extra}`;
+/**
+ * Allowed once parsed, but not as written: the URL parser drops line breaks and maps fullwidth letters to ASCII,
+ * and Node refuses them in the Location header (the post used to answer 500 after the password was accepted).
+ */
+const UNWRITABLE = [`${APP}/dashboard\r\nSet-Cookie: x=1`, 'https://ａｐｐ.example.com/dashboard', `${APP}/ｄａｓｈｂｏａｒｄ`, '/ｓｉｇｎｅｄ-ｉｎ', `${APP}/a b`];
 
 let t: TestApp;
 let env: TestEnv;
@@ -56,6 +61,18 @@ describe('GET /sign-in', () => {
       expect(alertOf(res.body), bad).toBe('This link would send you to an address this service does not trust.');
       expect(res.body).not.toContain('evil.example');
       expect(res.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+    }
+  });
+
+  it('refuses with the 400 page a redirect_url a Location header cannot carry as written, on every page that takes one', async () => {
+    const paths = ['/sign-in', '/sign-up', '/verify-email', '/forgot-password', '/reset-password', '/sign-out', '/accept-invitation', '/accept-organization-invitation'];
+    for (const path of paths) {
+      for (const bad of UNWRITABLE) {
+        const res = await pageBrowser(t, env).get(`${path}?redirect_url=${encodeURIComponent(bad)}`);
+        expect(res.statusCode, `${path} ${bad}`).toBe(400);
+        expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+        expect(alertOf(res.body), bad).toBe('This link would send you to an address this service does not trust.');
+      }
     }
   });
 
@@ -137,6 +154,30 @@ describe('POST /sign-in', () => {
     const res = await browser.post(signInUrl('https://evil.example/'), { email: user.email!, password: PASSWORD });
     expect(res.statusCode).toBe(400);
     expect(setCookies(res).__session).toBeUndefined();
+  });
+
+  it('refuses a redirect_url a Location header cannot carry on the post too, before any password is tried', async () => {
+    const user = await t.given.user(env);
+    const browser = pageBrowser(t, env);
+    for (const bad of UNWRITABLE) {
+      await browser.get(signInUrl());
+      const res = await browser.post(signInUrl(bad), { email: user.email!, password: PASSWORD });
+      expect(res.statusCode, bad).toBe(400);
+      expect(alertOf(res.body), bad).toBe('This link would send you to an address this service does not trust.');
+      expect(setCookies(res).__session).toBeUndefined();
+    }
+    expect(await t.db.selectFrom('sessions').select('id').where('environment_id', '=', env.id).where('user_id', '=', user.id).execute()).toEqual([]);
+  });
+
+  it('lands on a percent-encoded redirect_url exactly as the link wrote it', async () => {
+    const user = await t.given.user(env);
+    const landing = `${APP}/caf%C3%A9/%EF%BD%84?q=a%20b#top`;
+    const browser = pageBrowser(t, env);
+    expect((await browser.get(signInUrl(landing))).statusCode).toBe(200);
+    const res = await browser.post(signInUrl(landing), { email: user.email!, password: PASSWORD });
+    expect(res.statusCode).toBe(303);
+    expect(res.headers.location).toBe(landing);
+    expect(await sessionWorks(setCookies(res).__session)).toBe(true);
   });
 
   it('lands on hostedPages.afterSignInUrl without a redirect_url, else on the "signed in" page', async () => {

@@ -140,6 +140,8 @@ describe('open redirects', () => {
   const refused = [
     'https://evil.example.net/after', '//evil.example.net/after', 'javascript:alert(1)', `${APP_ORIGIN}.evil.net/after`,
     `https://app.example.com@evil.example.net/`, 'http://app.example.com/after', '/relative/path', 'data:text/html,hi',
+    // Allowed once parsed, but not as written: the Location header back from the provider could not carry them.
+    `${APP_ORIGIN}/after\r\nSet-Cookie: x=1`, `${APP_ORIGIN.replace('app', 'ａｐｐ')}/after`,
   ];
   it.each(refused)('refuses %s at authorize, before anything is stored', async (redirectUrl) => {
     const env = await givenScriptedEnvironment(t, fake);

@@ -42,7 +42,7 @@ describe('discovery and the JWKS at the issuer (the frontend URL)', () => {
       const [atRoot, underSvc] = [await root(env, `/.well-known/${doc}`), await root(env, `/_svc/.well-known/${doc}`)];
       expect(atRoot.statusCode, atRoot.body).toBe(200);
       expect(atRoot.json()).toEqual(underSvc.json());
-      expect(atRoot.headers['cache-control']).toBe('public, max-age=300');
+      expect(atRoot.headers['cache-control']).toBe(doc === 'jwks.json' ? 'public, max-age=60' : 'public, max-age=300');
       expect(atRoot.headers['cache-control']).toBe(underSvc.headers['cache-control']);
     }
     expect((await root(env, '/.well-known/openid-configuration')).json().claims_supported).toEqual(expect.arrayContaining(['aud', 'org_id', 'org_role', 'org_slug']));

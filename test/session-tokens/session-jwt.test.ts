@@ -115,7 +115,7 @@ describe('session JWTs', () => {
       issuer: issuer(), jwks_uri: `${issuer()}/_svc/.well-known/jwks.json`, id_token_signing_alg_values_supported: ['ES256'],
     });
     const set = await fetch(`${issuer()}/_svc/.well-known/jwks.json`);
-    expect(set.headers.get('cache-control')).toBe('public, max-age=300');
+    expect(set.headers.get('cache-control')).toBe('public, max-age=60');
     expect((await set.json()).keys).toEqual([{ kty: 'EC', crv: 'P-256', x: expect.any(String), y: expect.any(String), kid: decodeProtectedHeader(token).kid, alg: 'ES256', use: 'sig' }]);
   });
 

@@ -11,11 +11,12 @@ describe('where a webhook delivery may go (contract §3d)', () => {
   afterAll(() => receiver.stop());
 
   it('never allows link-local or cloud-metadata addresses; loopback and private networks only when allowed', () => {
-    for (const address of ['169.254.169.254', 'fe80::1', '::ffff:169.254.169.254', '100.100.100.200', 'fd00:ec2::254']) {
+    for (const address of ['169.254.169.254', 'fe80::1', '::ffff:169.254.169.254', '100.100.100.200', 'fd00:ec2::254', '::169.254.169.254', '64:ff9b::a9fe:a9fe',
+      '64:ff9b:1::a9fe:a9fe', '2002:a9fe:a9fe::1', '::ffff:0:a9fe:a9fe', '2001:0:4136:e378:8000:63bf:5601:5601']) {
       expect([address, refusal(address, 'allow')]).toEqual([address, expect.stringContaining('never a webhook target')]);
     }
     for (const address of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '::1', 'fc00::1', 'fd12::1', '0.0.0.0', '::ffff:127.0.0.1',
-      '::ffff:7f00:1', '100.64.0.1', '::127.0.0.1', '64:ff9b::a9fe:a9fe']) {
+      '::ffff:7f00:1', '100.64.0.1', '::127.0.0.1', '64:ff9b::a00:1', '64:ff9b:1::5db8:d822', '2002:a00:1::1', '::ffff:0:7f00:1', '2001:0:4136:e378:8000:63bf:3f57:fefd']) {
       expect([address, refusal(address, 'allow')]).toEqual([address, null]);
       expect([address, refusal(address, 'deny')]).toEqual([address, expect.stringContaining('GATEHOUSE_WEBHOOK_PRIVATE_TARGETS=deny')]);
     }

@@ -42,6 +42,13 @@ interface VerifierSettings {
 }
 
 /**
+ * How long the offline check trusts a fetched JWKS by default: the environment's default JWT lifetime. Gatehouse
+ * serves the JWKS with this max-age (JWKS_MAX_AGE_SECONDS in src/session-tokens/service.ts), so a cache in front
+ * keeps it no longer.
+ */
+export const DEFAULT_JWKS_CACHE_SECONDS = 60;
+
+/**
  * Where the tokens come from: the environment's frontend URL (`issuer` is that URL, `jwksUrl` its
  * `/.well-known/jwks.json`), or `issuer` and `jwksUrl` apart (a JWKS read through an internal address).
  */
@@ -113,7 +120,7 @@ function sourcesOf(options: SessionVerifierOptions): { issuer: string; jwksUrl: 
 export function createSessionVerifier(options: SessionVerifierOptions) {
   const { issuer, jwksUrl } = sourcesOf(options);
   const jwks = createRemoteJWKSet(new URL(jwksUrl), {
-    cacheMaxAge: (options.jwksCacheSeconds ?? 60) * 1000, cooldownDuration: 5000, [customFetch]: options.fetch ?? localhostFetch,
+    cacheMaxAge: (options.jwksCacheSeconds ?? DEFAULT_JWKS_CACHE_SECONDS) * 1000, cooldownDuration: 5000, [customFetch]: options.fetch ?? localhostFetch,
   });
   const checks = { issuer, algorithms: ['ES256'], requiredClaims: ['sub', 'sid', 'exp'], ...(options.audience !== undefined && { audience: options.audience }) };
   const cacheMs = (options.cacheSeconds ?? 10) * 1000;

@@ -7,7 +7,7 @@ import { mailBrand } from '../../environments/settings.js';
 import { pickLocale } from '../../platform/i18n/locale.js';
 import type { Mailer } from '../../platform/mail/mailer.js';
 import { composeMail, mailTime } from '../../platform/mail/render.js';
-import type { RateLimiter } from '../../platform/rate-limit.js';
+import { emailBucket, type RateLimiter } from '../../platform/rate-limit.js';
 import { revokeAllSessions } from '../../sessions/service.js';
 import { enrollByVerifiedEmail } from '../../organization-domains/service.js';
 import { applyPasswordReset, checkedPasswordHash, normalizeEmail } from '../../users/accounts.js';
@@ -131,7 +131,7 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, issueSes
      */
     async resendVerificationCode(env: MailingEnvironment, email: string, ipAddress: string) {
       await throttle(limiter, env, `verify_email_send:ip:${clientNetwork(ipAddress)}`, CODE_SENDS_PER_IP);
-      await throttle(limiter, env, `verify_email_send:email:${normalizeEmail(email)}`, CODE_SENDS_PER_EMAIL);
+      await throttle(limiter, env, emailBucket('verify_email_send', normalizeEmail(email)), CODE_SENDS_PER_EMAIL);
       background.run('verification code', async () => {
         const found = await users.findCredentials(env.id, email);
         if (found && found.user.registrationState === 'pending_email_verification') await mailCode(env, found.user, 'verify_email');
@@ -156,7 +156,7 @@ export function createEmailedCodesService({ db, clock, mailer, limiter, issueSes
      */
     async requestPasswordReset(env: MailingEnvironment, email: string, ipAddress: string) {
       await throttle(limiter, env, `forgot_password:ip:${clientNetwork(ipAddress)}`, CODE_SENDS_PER_IP);
-      await throttle(limiter, env, `forgot_password:email:${normalizeEmail(email)}`, CODE_SENDS_PER_EMAIL);
+      await throttle(limiter, env, emailBucket('forgot_password', normalizeEmail(email)), CODE_SENDS_PER_EMAIL);
       background.run('password reset code', async () => {
         // A domain whose organization enforces its IdP has no passwords to reset: no code (the answer is the same).
         if (await ssoEnforcedFor(db, env.id, email)) return;

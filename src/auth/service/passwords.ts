@@ -12,7 +12,7 @@ import { composeMail } from '../../platform/mail/render.js';
 import { rateLimited } from '../../platform/http/problems.js';
 import type { Background } from '../../platform/background.js';
 import type { Metrics } from '../../platform/metrics.js';
-import { releaseStatement, type RateLimiter } from '../../platform/rate-limit.js';
+import { emailBucket, releaseStatement, type RateLimiter } from '../../platform/rate-limit.js';
 import { normalizeEmail, toClientUser, unstoredPendingUser } from '../../users/accounts.js';
 import { signInSucceeded, type UsersService } from '../../users/service.js';
 import type { User } from '../../users/schemas.js';
@@ -67,7 +67,7 @@ export function createPasswordAuthService({ db, clock, limiter, mailer, metrics,
   async function answerTakenEmailQuietly(env: MailingEnvironment, body: SignUpBody): Promise<SignInResult> {
     const email = normalizeEmail(body.email);
     const answer = { status: 'pending_verification' as const, user: unstoredPendingUser(env.id, body, clock.now()) };
-    if (!(await limiter.hit(env.id, `account_notice:email:${email}`, ACCOUNT_NOTICES_PER_EMAIL)).allowed) return answer;
+    if (!(await limiter.hit(env.id, emailBucket('account_notice', email), ACCOUNT_NOTICES_PER_EMAIL)).allowed) return answer;
     // In the owner's language: one indexed read, next to the password hash both answers cost.
     const owner = await users.findCredentials(env.id, email);
     await mailer.send(env.id, composeMail({

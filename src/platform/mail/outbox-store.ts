@@ -62,6 +62,14 @@ export function createOutboxStore(db: Db) {
       db.selectFrom('outbox_messages').where('status', '=', 'pending')
         .select((eb) => [eb.fn.countAll<number>().as('pending'), eb.fn.min('created_at').as('oldest')])
         .executeTakeFirstOrThrow().then((row) => ({ pending: Number(row.pending), oldestQueuedAt: row.oldest as Date | null })),
+    /**
+     * Erasure, in the caller's transaction: deletes the mail to these (normalised) addresses, whatever its status
+     * (its subject and bodies may hold codes, its address is the person). Answers how many there were.
+     */
+    deleteAddressedTo: (environmentId: string, addresses: string[]) =>
+      (addresses.length === 0 ? Promise.resolve(0)
+        : db.deleteFrom('outbox_messages').where('environment_id', '=', environmentId).where(sql<string>`lower(to_address)`, 'in', addresses)
+          .executeTakeFirst().then((result) => Number(result.numDeletedRows))),
     /** Housekeeping, in every environment: caught mail older than OUTBOX_RETENTION_MS, the rest older than `retentionMs`. */
     async prune(now: Date, retentionMs: number) {
       const caught = await deleteInBatches(db, 'outbox_messages',

@@ -1475,7 +1475,7 @@ export interface paths {
         };
         /**
          * The environment's public signing keys (JWKS)
-         * @description The signing key and any rotated-out key whose tokens may still be valid; cacheable for 5 minutes. A backend verifies a session token in five lines (Node, jose):
+         * @description The signing key and any rotated-out key whose tokens may still be valid; cacheable for 60 seconds, as long as the SDK trusts a fetched key set, so a revoked key stops verifying within a minute or two. A backend verifies a session token in five lines (Node, jose):
          *
          *     ```ts
          *     import { createRemoteJWKSet, jwtVerify } from 'jose';
@@ -2224,7 +2224,7 @@ export interface paths {
         };
         /**
          * The environment's public signing keys (JWKS) (at the issuer's root)
-         * @description The signing key and any rotated-out key whose tokens may still be valid; cacheable for 5 minutes. A backend verifies a session token in five lines (Node, jose):
+         * @description The signing key and any rotated-out key whose tokens may still be valid; cacheable for 60 seconds, as long as the SDK trusts a fetched key set, so a revoked key stops verifying within a minute or two. A backend verifies a session token in five lines (Node, jose):
          *
          *     ```ts
          *     import { createRemoteJWKSet, jwtVerify } from 'jose';
