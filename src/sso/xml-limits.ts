@@ -1,12 +1,13 @@
 /**
  * What a posted SAML response may hold before any XML library sees it. node-saml's XPath queries and
- * xml-crypto's reference lookups cost tens of microseconds per element and per attribute (more for many
- * siblings: the XPath sorts them by document order), and they run on the event loop: 20,000 empty siblings
- * took 19 s. A response from Okta or Entra ID with a thousand groups holds about 4,000 of them.
+ * xml-crypto's reference lookups cost tens of microseconds per element and per attribute, and more than
+ * that per sibling (the XPath sorts siblings into document order by walking them: 20,000 siblings took
+ * 19 s), all on the event loop. A response from Okta or Entra ID with a thousand groups holds about 4,000
+ * nodes, 1,000 of them the values of one attribute.
  */
-export interface XmlLimits { bytes: number; nodes: number; depth: number }
+export interface XmlLimits { bytes: number; nodes: number; children: number; depth: number }
 
-export const SAML_RESPONSE_LIMITS: XmlLimits = { bytes: 256 * 1024, nodes: 5_000, depth: 50 };
+export const SAML_RESPONSE_LIMITS: XmlLimits = { bytes: 256 * 1024, nodes: 5_000, children: 1_000, depth: 50 };
 
 const isSpace = (c: string) => c === ' ' || c === '\n' || c === '\t' || c === '\r';
 const isQuote = (c: string) => c === '"' || c === "'";
@@ -46,37 +47,46 @@ const endOf = (xml: string, start: number, terminator: string) => {
 /**
  * Why `xml` is beyond the limits, or undefined when it is within them: one pass over the text, counting
  * elements, attributes (namespace declarations included), comments, processing instructions and CDATA
- * sections as nodes, and the depth of open elements. It stops at the first limit passed. A document type
- * declaration is refused outright (SAML messages have none; it is where entity expansion attacks live).
- * It is no parser: what it lets through may still be malformed, which the parser then refuses.
+ * sections as nodes, the children of each element (but its text) and the depth of open elements. It stops
+ * at the first limit passed. A document type declaration is refused outright (SAML messages have none; it
+ * is where entity expansion attacks live). It is no parser: what it lets through may still be malformed,
+ * which the parser then refuses.
  */
 export function beyondXmlLimits(xml: string, limits: XmlLimits = SAML_RESPONSE_LIMITS): string | undefined {
   if (xml.length > limits.bytes || Buffer.byteLength(xml) > limits.bytes) return `it is larger than ${limits.bytes} bytes`;
   let nodes = 0;
-  let depth = 0;
+  // The number of children of each open element, outermost first.
+  const open: number[] = [];
+  const child = () => {
+    nodes++;
+    if (open.length > 0 && ++open[open.length - 1]! > limits.children) return `an element has more than ${limits.children} children`;
+    return nodes > limits.nodes ? `it has more than ${limits.nodes} nodes (elements, attributes, comments)` : undefined;
+  };
   for (let i = xml.indexOf('<'); i !== -1; i = xml.indexOf('<', i)) {
+    let beyond: string | undefined;
     if (xml.startsWith('</', i)) {
-      depth--;
+      open.pop();
       i = endOf(xml, i, '>');
     } else if (xml.startsWith('<!--', i)) {
-      nodes++;
+      beyond = child();
       i = endOf(xml, i + 4, '-->');
     } else if (xml.startsWith('<![CDATA[', i)) {
-      nodes++;
+      beyond = child();
       i = endOf(xml, i + 9, ']]>');
     } else if (xml.startsWith('<?', i)) {
-      nodes++;
+      beyond = child();
       i = endOf(xml, i + 2, '?>');
     } else if (xml.startsWith('<!', i)) {
       return 'it has a document type declaration';
     } else {
       const tag = startTag(xml, i);
       if (!tag) return 'it has a start tag that does not end';
-      nodes += 1 + tag.attributes;
-      if (!tag.selfClosing && ++depth > limits.depth) return `it nests elements deeper than ${limits.depth}`;
+      nodes += tag.attributes;
+      beyond = child();
+      if (!tag.selfClosing && open.push(0) > limits.depth) return `it nests elements deeper than ${limits.depth}`;
       i = tag.end;
     }
-    if (nodes > limits.nodes) return `it has more than ${limits.nodes} nodes (elements, attributes, comments)`;
+    if (beyond) return beyond;
     if (i === -1) return 'it has a comment, CDATA section or tag that does not end';
   }
   return undefined;

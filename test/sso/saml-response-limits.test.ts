@@ -6,7 +6,8 @@ import { LANDING } from '../oauth/support.js';
 import { givenSamlConnection, paddedWithSiblings, postToAcs, sessionCookieIn, startAppWithRefusalLog, startSamlSignIn } from './saml-support.js';
 import { expectProblem } from './support.js';
 
-const BEYOND_NODES = 'the response is beyond the limits: it has more than 5000 nodes (elements, attributes, comments)';
+const TOO_MANY_CHILDREN = 'the response is beyond the limits: an element has more than 1000 children';
+const TOO_MANY_NODES = 'the response is beyond the limits: it has more than 5000 nodes (elements, attributes, comments)';
 
 describe('the limits a posted SAML response is held to before any XML library reads it (issue 42)', () => {
   let t: TestApp;
@@ -34,7 +35,7 @@ describe('the limits a posted SAML response is held to before any XML library re
 
     expectProblem(flood, 400, 'invalid_state');
     // The reason names the limit, not the missing signature: node-saml never parsed it.
-    expect(refusalsOf(flood)).toEqual([BEYOND_NODES]);
+    expect(refusalsOf(flood)).toEqual([TOO_MANY_CHILDREN]);
     expect(others.map((res) => res.statusCode)).toEqual(Array(10).fill(200));
     expect(await t.db.selectFrom('users').select('id').where('environment_id', '=', env.id).execute()).toEqual([]);
     // The request is still live: the genuine answer that follows signs in.
@@ -42,19 +43,23 @@ describe('the limits a posted SAML response is held to before any XML library re
     expect((await postToAcs(t, env, connection.id, genuine, browser)).statusCode).toBe(303);
   });
 
-  it('refuses a response hiding its elements in comments, or with a document type declaration, before reading it', async () => {
+  it('refuses a response with its padding spread out, in comments, or with a document type declaration, before reading it', async () => {
     const { env, connection } = await givenSamlConnection(t, dns, idp, 'saml-flood-markup.example');
     const { request, browser } = await startSamlSignIn(t, env, 'anyone@saml-flood-markup.example');
     const user = { nameId: 'victim@saml-flood-markup.example' };
     const xml = Buffer.from(await idp.response({ acsUrl: connection.acsUrl, audience: connection.spEntityId, inResponseTo: request.id, user }), 'base64').toString('utf8');
-    const comments = Buffer.from(xml.replace('<samlp:Status>', `${'<!---->'.repeat(6_000)}<samlp:Status>`)).toString('base64');
+    const spread = Buffer.from(xml.replace('<samlp:Status>', `${`<g>${'<p/>'.repeat(1_000)}</g>`.repeat(5)}<samlp:Status>`)).toString('base64');
+    const comments = Buffer.from(xml.replace('<samlp:Status>', `${'<!---->'.repeat(1_001)}<samlp:Status>`)).toString('base64');
     const doctype = Buffer.from(`<!DOCTYPE r [<!ENTITY a "aaaa">]>${xml}`).toString('base64');
 
+    const bySpread = await postToAcs(t, env, connection.id, spread, browser);
     const byComments = await postToAcs(t, env, connection.id, comments, browser);
     const byDoctype = await postToAcs(t, env, connection.id, doctype, browser);
 
+    expectProblem(bySpread, 400, 'invalid_state');
+    expect(refusalsOf(bySpread)).toEqual([TOO_MANY_NODES]);
     expectProblem(byComments, 400, 'invalid_state');
-    expect(refusalsOf(byComments)).toEqual([BEYOND_NODES]);
+    expect(refusalsOf(byComments)).toEqual([TOO_MANY_CHILDREN]);
     expectProblem(byDoctype, 400, 'invalid_state');
     expect(refusalsOf(byDoctype)).toEqual(['the response is beyond the limits: it has a document type declaration']);
   });

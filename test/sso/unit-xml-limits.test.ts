@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { beyondXmlLimits } from '../../src/sso/xml-limits.js';
 
-const LIMITS = { bytes: 1_000, nodes: 10, depth: 3 };
+const LIMITS = { bytes: 1_000, nodes: 10, children: 100, depth: 3 };
 const TOO_MANY = 'it has more than 10 nodes (elements, attributes, comments)';
 
 describe('the one-pass count of a SAML response before it is parsed', () => {
@@ -21,6 +21,14 @@ describe('the one-pass count of a SAML response before it is parsed', () => {
     expect(beyondXmlLimits(`<r${' a'.repeat(10)}/>`, LIMITS)).toBe(TOO_MANY);
     expect(beyondXmlLimits(`<r ${'a="1"'.repeat(10)}/>`, LIMITS)).toBe(TOO_MANY);
     expect(beyondXmlLimits('<r a = "1" b =\'2\' c=3/>', LIMITS)).toBeUndefined();
+  });
+
+  it('refuses an element with more children than the limit (elements, comments, processing instructions, CDATA; not text)', () => {
+    const FEW = { ...LIMITS, children: 3 };
+    expect(beyondXmlLimits('<r>a<e/>b<e/>c<e/>d</r>', FEW)).toBeUndefined();
+    expect(beyondXmlLimits('<r><e/><e/><e/><e/></r>', FEW)).toBe('an element has more than 3 children');
+    expect(beyondXmlLimits('<r><e/><!----><?p?><![CDATA[]]></r>', FEW)).toBe('an element has more than 3 children');
+    expect(beyondXmlLimits('<r><e><e/><e/><e/></e><e/><e/></r>', FEW)).toBeUndefined();
   });
 
   it('refuses nesting deeper than the limit, self-closed elements not counting as open', () => {
