@@ -36,6 +36,7 @@ const registry: Record<string, () => Promise<Bench>> = {
   webhooks: () => import('./webhooks.js'),
   scaling: () => import('./scaling.js'),
   scim: () => import('./scim.js'),
+  'saml-flood': () => import('./saml-flood.js'),
 };
 
 function usage(): string {

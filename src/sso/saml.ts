@@ -1,5 +1,7 @@
 import type * as NodeSaml from '@node-saml/node-saml';
+import { DOMParser } from '@xmldom/xmldom';
 import type { IdpDescription } from './metadata.js';
+import { beyondXmlLimits } from './xml-limits.js';
 
 /** A connection as the service provider runs it: who we are to the IdP, and the IdP. */
 export interface SamlSettings { spEntityId: string; acsUrl: string; idp: IdpDescription; groupsAttribute: string }
@@ -41,6 +43,32 @@ function attribute(attributes: Record<string, unknown>, names: string[]): string
     if (first) return first;
   }
   return null;
+}
+
+/** A value from the message, as a log line quotes it: an unsigned Response can say anything, at any length. */
+const quoted = (value: string | null | undefined) => (value == null ? 'none' : JSON.stringify(value.length > 200 ? `${value.slice(0, 200)}…` : value));
+
+const ASSERTION_NS = 'urn:oasis:names:tc:SAML:2.0:assertion';
+
+/** The Response's own Issuer and Destination, when it has them: node-saml reads neither (its `idpIssuer` checks logout messages only). */
+function responseHeader(xml: string) {
+  const response = new DOMParser().parseFromString(xml, 'text/xml').documentElement!;
+  const issuer = Array.from(response.childNodes)
+    .find((node): node is Element => node.nodeType === 1 && (node as Element).namespaceURI === ASSERTION_NS && (node as Element).localName === 'Issuer');
+  return { issuer: issuer ? issuer.textContent : null, destination: response.hasAttribute('Destination') ? response.getAttribute('Destination') : null };
+}
+
+/**
+ * The assertion must be the connection's IdP's (an IdP that signs for many tenants with one key signs their
+ * assertions too), and so must the Response when it names an issuer. A Destination, when there is one, must
+ * be this ACS (SAML bindings §3.5.5.2): a response the IdP sent to another connection is not this one's.
+ */
+function checkIssuersAndDestination(settings: SamlSettings, assertionIssuer: string | undefined, responseXml: string) {
+  const expected = settings.idp.entityId;
+  if (assertionIssuer !== expected) throw new SamlRefusal(`the assertion's Issuer is ${quoted(assertionIssuer)}, not the IdP's entity ID ${quoted(expected)}`);
+  const { issuer, destination } = responseHeader(responseXml);
+  if (issuer !== null && issuer !== expected) throw new SamlRefusal(`the Response's Issuer is ${quoted(issuer)}, not the IdP's entity ID ${quoted(expected)}`);
+  if (destination !== null && destination !== settings.acsUrl) throw new SamlRefusal(`the Response's Destination is ${quoted(destination)}, not this ACS ${quoted(settings.acsUrl)}`);
 }
 
 type XmlNode = { $?: Record<string, string>; [child: string]: unknown };
@@ -85,11 +113,15 @@ export function createSamlServiceProvider() {
     },
 
     /**
-     * Validates a posted SAMLResponse: the assertion's signature by one of the IdP's certificates (only
-     * signed XML is read, which is what defeats signature wrapping), its issuer, audience, time window (with
-     * skew), recipient, and that it answers a request this service made and that still lives.
+     * Validates a posted SAMLResponse: its size and shape first (xml-limits.ts, before any XML library
+     * reads it), then the assertion's signature by one of the IdP's certificates (only signed XML is read,
+     * which is what defeats signature wrapping), its issuer and the Response's, audience, time window (with
+     * skew), recipient and destination, and that it answers a request this service made and that still lives.
      */
     async validate(settings: SamlSettings, samlResponse: string, isLiveRequest: (requestId: string) => Promise<boolean>): Promise<SamlAssertion> {
+      const xml = Buffer.from(samlResponse, 'base64').toString('utf8');
+      const beyond = beyondXmlLimits(xml);
+      if (beyond) throw new SamlRefusal(`the response is beyond the limits: ${beyond}`);
       const cacheProvider: NodeSaml.CacheProvider = {
         ...NO_CACHE,
         getAsync: async (requestId) => ((await isLiveRequest(requestId)) ? new Date().toISOString() : null),
@@ -103,6 +135,7 @@ export function createSamlServiceProvider() {
       }
       if (!profile?.nameID) throw new SamlRefusal('the assertion names no subject');
       if (typeof profile.inResponseTo !== 'string') throw new SamlRefusal('the response answers no request of this service (IdP-initiated sign-in is off)');
+      checkIssuersAndDestination(settings, profile.issuer, xml);
       const { id, notOnOrAfter } = confirmedAssertion((profile.getAssertion!() as { Assertion: XmlNode }).Assertion, settings.acsUrl);
       const attributes = (profile.attributes ?? {}) as Record<string, unknown>;
       const email = attribute(attributes, ATTRIBUTE_NAMES.email) ?? (profile.nameIDFormat === EMAIL_FORMAT ? profile.nameID : null);

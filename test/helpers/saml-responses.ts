@@ -45,6 +45,12 @@ export interface ResponseRequest {
   variant?: ResponseVariant;
   /** Sign the Response element too, not only the Assertion. */
   signResponse?: boolean;
+  /** The Issuer of the Assertion and of the Response [the IdP's entity ID], signed with the IdP's own key all the same. */
+  issuer?: string;
+  /** The Response's Issuer alone [`issuer`]; null sends none (not with `signResponse`: its signature goes after that Issuer). */
+  responseIssuer?: string | null;
+  /** The Response's Destination [acsUrl]; null sends none. */
+  destination?: string | null;
 }
 
 export interface SigningKey { privateKeyPem: string; certificatePem: string }
@@ -93,10 +99,11 @@ function assertionXml(f: AssertionFields) {
     + '</saml:Assertion>';
 }
 
-function responseXml(issuer: string, acsUrl: string, inResponseTo: string | null, now: number, assertion: string) {
+function responseXml(issuer: string | null, destination: string | null, inResponseTo: string | null, now: number, assertion: string) {
   const irt = inResponseTo === null ? '' : ` InResponseTo="${esc(inResponseTo)}"`;
-  return `<samlp:Response xmlns:samlp="${NS.samlp}" xmlns:saml="${NS.saml}" ID="${newId()}" Version="2.0" IssueInstant="${iso(now)}" Destination="${esc(acsUrl)}"${irt}>`
-    + `<saml:Issuer>${esc(issuer)}</saml:Issuer>`
+  const to = destination === null ? '' : ` Destination="${esc(destination)}"`;
+  return `<samlp:Response xmlns:samlp="${NS.samlp}" xmlns:saml="${NS.saml}" ID="${newId()}" Version="2.0" IssueInstant="${iso(now)}"${to}${irt}>`
+    + (issuer === null ? '' : `<saml:Issuer>${esc(issuer)}</saml:Issuer>`)
     + `<samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status>`
     + assertion
     + '</samlp:Response>';
@@ -127,8 +134,9 @@ const child = (parent: Element, ns: string, name: string) =>
  * A signed Response for `req`, or the forged one its variant names. `otherKey` is a key the SP does not
  * trust, for 'signed_by_other_key'.
  */
-export function buildResponse(issuer: string, key: SigningKey, otherKey: () => SigningKey, req: ResponseRequest): string {
+export function buildResponse(idpEntityId: string, key: SigningKey, otherKey: () => SigningKey, req: ResponseRequest): string {
   const variant = req.variant ?? 'valid';
+  const issuer = req.issuer ?? idpEntityId;
   const now = Date.now() - (variant === 'expired' ? 20 * MINUTE : 0);
   const user = req.user;
   const fields: AssertionFields = {
@@ -143,7 +151,8 @@ export function buildResponse(issuer: string, key: SigningKey, otherKey: () => S
   const evil: AssertionFields = { ...fields, id: newId(), nameId: evilNameId, email: user.evilEmail ?? evilNameId };
   if (variant === 'xsw_comment_injection') { fields.nameId += '.evil.example'; fields.email += '.evil.example'; }
 
-  const unsigned = responseXml(issuer, req.acsUrl, req.inResponseTo, now, assertionXml(fields));
+  const responseIssuer = req.responseIssuer === undefined ? issuer : req.responseIssuer;
+  const unsigned = responseXml(responseIssuer, req.destination === undefined ? req.acsUrl : req.destination, req.inResponseTo, now, assertionXml(fields));
   if (variant === 'unsigned') return unsigned;
   let signed = signAssertion(unsigned, variant === 'signed_by_other_key' ? otherKey() : key);
   if (req.signResponse || variant.startsWith('xsw_response_')) signed = signResponse(signed, key);

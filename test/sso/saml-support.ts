@@ -1,8 +1,9 @@
 import { inflateRawSync } from 'node:zlib';
 import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
-import type { TestApp, TestEnv } from '../helpers/app.js';
-import type { TestDnsServer } from '../helpers/dns-server.js';
+import { startTestApp, type TestApp, type TestEnv } from '../helpers/app.js';
+import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
+import { PATIENCE_MS } from '../helpers/patience.js';
 import type { SamlIdp } from '../helpers/saml-idp.js';
 import { APP_ORIGIN, LANDING } from '../oauth/support.js';
 import { createConnection, givenOrganizationWithDomain } from './support.js';
@@ -38,3 +39,30 @@ export const postToAcs = (t: TestApp, env: TestEnv, connectionId: string, samlRe
   });
 
 export const sessionCookieIn = (res: LightMyRequestResponse) => res.cookies.find((c) => c.name === '__session');
+
+/**
+ * The app with the test DNS server, as startAppWithDns, keeping its warnings: `refusalsOf(res)` are the reasons
+ * the ACS logged for refusing the response `res` answers (the browser only ever gets 400 invalid_state).
+ */
+export async function startAppWithRefusalLog() {
+  const lines: { reqId?: string; msg?: string; samlRefusal?: string }[] = [];
+  const dns = await startDnsServer();
+  const t = await startTestApp({
+    dns: { servers: [dns.address], timeoutMs: PATIENCE_MS }, logLevel: 'warn', logStream: { write: (line) => { lines.push(JSON.parse(line)); } },
+  });
+  const refusalsOf = (res: LightMyRequestResponse) => {
+    const requestId = (res.json() as { instance: string }).instance.replace('urn:uuid:', '');
+    return lines.filter((line) => line.reqId === requestId && line.msg === 'SAML response refused').map((line) => line.samlRefusal);
+  };
+  return { t, dns, refusalsOf };
+}
+
+/**
+ * The response with `count` empty elements added as siblings of its Assertion (what the audit of issue 42
+ * posted: 20,000 of them held the event loop for 19 s). Nothing of it is signed any more; it never gets that far.
+ */
+export function paddedWithSiblings(samlResponse: string, count: number) {
+  const xml = Buffer.from(samlResponse, 'base64').toString('utf8');
+  const at = xml.indexOf('<samlp:Status>');
+  return Buffer.from(`${xml.slice(0, at)}${'<p/>'.repeat(count)}${xml.slice(at)}`).toString('base64');
+}

@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import type { CallbackResult } from '../../oauth/service.js';
 import { requestContext } from '../../platform/http/planes.js';
 import { unknownSamlConnection } from '../../sso/errors.js';
+import { SamlRefusal } from '../../sso/saml.js';
 import { CallbackQuery } from '../../oauth/schemas.js';
 import { AcsBody, SsoAuthorizeQuery, SsoConnectionParams } from '../../sso/schemas.js';
 import { SSO_REQUEST_LIFETIME_SECONDS } from '../../sso/sign-in.js';
@@ -38,6 +39,12 @@ const CALLBACK = 'Where an OpenID Connect IdP sends the browser back. The state 
 const sendResult = (request: FastifyRequest, reply: FastifyReply, result: CallbackResult<SignInResult, string>) =>
   answerReturnTrip(request, reply, result, { name: BROWSER_COOKIE, options: BROWSER_COOKIE_OPTIONS });
 
+/** The browser gets `400 invalid_state` only; why the response was refused (a wrong issuer, say) is for the operator. */
+function logSamlRefusal(request: FastifyRequest, err: unknown) {
+  const cause = (err as { cause?: unknown } | undefined)?.cause;
+  if (cause instanceof SamlRefusal) request.log.warn({ samlRefusal: cause.message }, 'SAML response refused');
+}
+
 /** Client plane, no session: the enterprise sign-in dance (contract §3d). */
 export function enterpriseSignInRoutes(sso: EnterpriseSignIn): FastifyPluginAsync {
   return async (base) => {
@@ -63,7 +70,8 @@ export function enterpriseSignInRoutes(sso: EnterpriseSignIn): FastifyPluginAsyn
       schema: { operationId: 'finishSamlSignIn', summary: 'The SAML Assertion Consumer Service', description: ACS, tags, params: SsoConnectionParams, body: AcsBody,
         consumes: ['application/x-www-form-urlencoded'], response: { 303: Type.Null({ description: 'To redirect_url, signed in or with ?error=' }) } },
     }, async (req, reply) => {
-      const result = await sso.acs(req.clientEnvironment, req.params.connectionId, req.body.SAMLResponse, req.cookies[BROWSER_COOKIE], requestContext(req));
+      const result = await sso.acs(req.clientEnvironment, req.params.connectionId, req.body.SAMLResponse, req.cookies[BROWSER_COOKIE], requestContext(req))
+        .catch((err: unknown) => { logSamlRefusal(req, err); throw err; });
       return sendResult(req, reply, result);
     });
 
