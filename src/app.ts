@@ -92,6 +92,7 @@ import { createOperatorAccounts } from './operators/service.js';
 import { operatorSessionRoutes, operatorSignInRoutes } from './auth/routes/operator-sessions.js';
 import { createOperatorSessions } from './auth/service/operator-sessions.js';
 import { createUsersService } from './users/service.js';
+import { registerLifecycleHooks } from './lifecycle.js';
 import { webhooksServerRoutes } from './webhooks/routes.js';
 import { createScimGroups } from './scim/groups.js';
 import { scimPlane } from './scim/plane.js';
@@ -154,6 +155,7 @@ const READINESS_DEADLINE_MS = 2000;
 
 /** The only composition root: builds every store and service and registers the three planes. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  registerLifecycleHooks();
   const { db, clock } = options;
   const app = Fastify({
     logger: { level: options.logLevel ?? 'info', redact: ['req.headers.authorization', 'req.headers.cookie'], serializers: { req: serializeRequest }, ...(options.logStream && { stream: options.logStream }) },

@@ -10,6 +10,7 @@ import { createOutboxStore } from '../platform/mail/outbox-store.js';
 import { createFirstSigningKey, createSessionTokensService } from '../session-tokens/service.js';
 import { createSessionsService } from '../sessions/service.js';
 import { createUsersService } from '../users/service.js';
+import { registerLifecycleHooks } from '../lifecycle.js';
 import { createOperatorAccounts } from '../operators/service.js';
 
 /** The server's encryption key, for the commands that make or read signing keys and provider secrets. */
@@ -27,6 +28,7 @@ function firstSigningKey(config: Config, command: string) {
 
 /** The services the CLI's commands call, over its database; built when a command first needs one. */
 export function cliServices(config: Config, db: Db, command: string) {
+  registerLifecycleHooks();
   const clock = systemClock;
   const environments = createEnvironmentsService({ db, clock, defaultFrontendPort: config.port, onCreate: firstSigningKey(config, command) });
   const sessions = () => createSessionsService({ db, clock });

@@ -40,3 +40,6 @@ export const erasableEmailsOf = (trx: Db, environmentId: string, userId: string)
 /** A soft-deleted user's addresses free their emails, in the deletion's transaction. */
 export const releaseEmailAddresses = (trx: Db, environmentId: string, userId: string, now: Date) =>
   createEmailAddressesStore(trx).release(environmentId, userId, now).then(() => undefined);
+
+/** What this domain does at the users domain's lifecycle hooks (users/hooks.ts): the primary address follows the user row. */
+export const emailAddressesUserHooks = { addPrimaryAddressAfter, isPrimaryClaimedElsewhere, mirrorPrimaryAddress, releaseEmailAddresses };

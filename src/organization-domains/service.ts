@@ -52,6 +52,9 @@ export async function enrollByVerifiedEmail(trx: Db, environmentId: string, user
   await enrollMember(trx, environmentId, domain.organization_id, user.id, ENROLLMENT, now, { enrollment: 'automatic', domainId: domain.id, domain: domain.domain });
 }
 
+/** What this domain does at the users domain's lifecycle hooks (users/hooks.ts): a verified domain enrolls. */
+export const organizationDomainsUserHooks = { enrollsAutomatically, enrollByVerifiedEmail };
+
 /** Verified domains of organizations: adding, proving through DNS, enrollment settings, and the suggestions they make. */
 export function createOrganizationDomainsService({ db, clock, organizations, lookupTxt }: OrganizationDomainsDeps) {
   const store = createOrganizationDomainsStore(db);

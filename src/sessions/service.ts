@@ -10,7 +10,7 @@ import type { SessionContext } from '../platform/http/planes.js';
 import { ProblemError } from '../platform/http/problem.js';
 import type { JsonObject } from '../platform/json.js';
 import { DAY_MS } from '../platform/maintenance.js';
-import { organizationNotFound } from '../organizations/errors.js';
+import { activeOrganizationNotFound } from './errors.js';
 import type { ListSessionsQuery, SessionActor } from './schemas.js';
 import { createSessionsStore, insertSessionAfter, toStarted, type NewSession } from './store.js';
 
@@ -157,7 +157,7 @@ export function createSessionsService({ db, clock }: { db: Db; clock: Clock }) {
         const sessions = createSessionsStore(trx);
         const now = clock.now();
         const changed = await sessions.setActiveOrganization(environmentId, session.id, organizationId, now);
-        if (changed === 'not_a_member') throw organizationNotFound();
+        if (changed === 'not_a_member') throw activeOrganizationNotFound();
         if (changed) {
           await recordOwnEvent(trx, environmentId, {
             action: 'session.active_organization_changed', ...by, metadata: { organizationId },

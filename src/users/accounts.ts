@@ -1,6 +1,5 @@
 import type { Selectable } from 'kysely';
 import { uuidv7 } from 'uuidv7';
-import { addPrimaryAddressAfter, isPrimaryClaimedElsewhere, mirrorPrimaryAddress, releaseEmailAddresses } from '../email-addresses/primary.js';
 import type { EnvironmentSettings } from '../environments/settings.js';
 import { hashPassword } from '../platform/crypto/passwords.js';
 import type { Cte, CteChain } from '../platform/db/cte.js';
@@ -8,6 +7,7 @@ import { runChain } from '../platform/db/cte.js';
 import { preparedAs, type Db } from '../platform/db/database.js';
 import type { UserRow } from '../platform/db/tables.js';
 import type { JsonObject } from '../platform/json.js';
+import { userHook } from './hooks.js';
 import { emailTaken, lastOwner, userNotFound, weakPassword } from './errors.js';
 import { passwordProblem } from './password-policy.js';
 import type { ClientUser, User } from './schemas.js';
@@ -80,13 +80,13 @@ export async function insertUserAlone(db: Db, name: string, environmentId: strin
   try {
     const [row] = await runChain(db, preparedAs(name), (chain) => {
       const created = chain.add('new_user', insertUserStatement(environmentId, user.id ?? uuidv7(), user, now));
-      addPrimaryAddressAfter(chain, created, now);
+      userHook('addPrimaryAddressAfter')(chain, created, now);
       after(chain, created);
       return created;
     });
     return toUser(row);
   } catch (err) {
-    if (isUserEmailTaken(err) || isPrimaryClaimedElsewhere(err)) throw emailTaken();
+    if (isUserEmailTaken(err) || userHook('isPrimaryClaimedElsewhere')(err)) throw emailTaken();
     throw err;
   }
 }
@@ -96,7 +96,7 @@ export async function insertUserAlone(db: Db, name: string, environmentId: strin
  * in the same transaction; 409 email_taken when another live user holds the email as an address.
  */
 export async function mirrored<T extends User | undefined>(trx: Db, environmentId: string, user: T, now: Date): Promise<T> {
-  if (user && (await mirrorPrimaryAddress(trx, environmentId, user, now)) === 'email_taken') throw emailTaken();
+  if (user && (await userHook('mirrorPrimaryAddress')(trx, environmentId, user, now)) === 'email_taken') throw emailTaken();
   return user;
 }
 
@@ -211,6 +211,6 @@ export async function updateAccountProfile(trx: Db, environmentId: string, userI
 /** Soft delete in the caller's transaction (a directory deleting a user it created): its addresses are released; undefined when already deleted. */
 export async function softDeleteAccount(trx: Db, environmentId: string, userId: string, now: Date) {
   const user = await createUsersStore(trx).softDelete(environmentId, userId, now);
-  if (user) await releaseEmailAddresses(trx, environmentId, userId, now);
+  if (user) await userHook('releaseEmailAddresses')(trx, environmentId, userId, now);
   return user;
 }

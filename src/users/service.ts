@@ -12,9 +12,8 @@ import { canonicalJson, type JsonObject } from '../platform/json.js';
 import { assertMetadataBudget, mergeBags } from '../platform/metadata.js';
 import type { ListSessionsQuery } from '../sessions/schemas.js';
 import { revokeAllSessions, type SessionsService } from '../sessions/service.js';
-import { releaseEmailAddresses } from '../email-addresses/primary.js';
-import { enrollByVerifiedEmail, enrollsAutomatically } from '../organization-domains/service.js';
 import { checkedPasswordHash, insertUser, insertUserAlone, joinName, mirrored, normalizeEmail, refuseLastOwner } from './accounts.js';
+import { userHook } from './hooks.js';
 import { emailRequired, emailTaken, nameRequired, userDeleted, userNotFound } from './errors.js';
 import type { CreateUserBody, MetadataPatchBody, UpdateMeBody, UpdateUserBody, User, UserFilter } from './schemas.js';
 import { clearFailuresStatement, createUsersStore, lockForSignInStatement, signInSucceededStatement, type ProfileChanges, type UsersStore } from './store.js';
@@ -128,12 +127,12 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
         firstName: body.firstName ?? null, lastName: body.lastName ?? null, name: joinName(body.firstName, body.lastName), ...bags,
       };
       const metadata = { hasPassword: passwordHash !== null };
-      if (email && await enrollsAutomatically(db, environmentId, email)) {
+      if (email && await userHook('enrollsAutomatically')(db, environmentId, email)) {
         // A verified domain enrolls the new user: the membership commits with the user, in one transaction.
         return inTransaction(db, async (trx) => {
           const created = await insertUser(trx, environmentId, user, now);
           await recordUserEvent(trx, environmentId, id, 'user.created', by, metadata);
-          await enrollByVerifiedEmail(trx, environmentId, created, now);
+          await userHook('enrollByVerifiedEmail')(trx, environmentId, created, now);
           return created;
         });
       }
@@ -182,7 +181,7 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
         const updated = email === undefined ? changed : await mirrored(trx, environmentId, changed, now);
         const fields = changedFields(current, updated, passwordHash !== undefined);
         if (fields.length > 0) await recordUserEvent(trx, environmentId, userId, 'user.updated', by, { changedFields: fields });
-        await enrollByVerifiedEmail(trx, environmentId, updated, now);
+        await userHook('enrollByVerifiedEmail')(trx, environmentId, updated, now);
         if (unsafeMetadata) await recordMetadataChange(trx, environmentId, current, updated, { unsafeMetadata }, by);
         return updated;
       });
@@ -217,7 +216,7 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
         if (!user) return undefined;
         await refuseLastOwner(trx, environmentId, userId);
         const revokedSessions = await revokeAllSessions(trx, environmentId, userId, clock.now());
-        await releaseEmailAddresses(trx, environmentId, userId, clock.now());
+        await userHook('releaseEmailAddresses')(trx, environmentId, userId, clock.now());
         await recordUserEvent(trx, environmentId, userId, 'user.deleted', by, { revokedSessions });
         return user;
       });
@@ -266,7 +265,7 @@ export function createUsersService({ db, clock, environments, sessions }: UsersD
         const now = clock.now();
         const user = await mirrored(trx, environmentId, await createUsersStore(trx).completeRegistration(environmentId, userId, now), now);
         if (user) await recordUserEvent(trx, environmentId, userId, 'user.email_verified', userCaller(userId, context));
-        if (user) await enrollByVerifiedEmail(trx, environmentId, user, now);
+        if (user) await userHook('enrollByVerifiedEmail')(trx, environmentId, user, now);
         return user;
       }),
 
