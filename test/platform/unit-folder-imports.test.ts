@@ -64,11 +64,11 @@ describe('the folder-level import rule (npm run lint)', () => {
     expect(result.output).toContain('Folders that import each other in a loop: a, config');
   });
 
-  it('follows a loop through three folders and dynamic imports', async () => {
+  it('follows a loop through three folders, re-exports, bare and dynamic imports', async () => {
     const root = await tree({
       'a/x.ts': "export const x = () => import('../b/y.js');\n",
       'b/y.ts': "export { z } from '../c/z.js';\n",
-      'c/z.ts': "import { x } from '../a/x.js';\nexport const z = x;\n",
+      'c/z.ts': "import '../a/x.js';\nexport const z = 1;\n",
     });
     const result = await check(root);
     expect(result.code).toBe(1);
