@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { defaultClientConditions, defaultServerConditions } from 'vite';
 import { defineConfig } from 'vitest/config';
+import { E2E, MULTI_PROCESS, UNIT } from './test/projects.js';
 
 // @gatehouse/sdk resolves to its sources (the `source` condition of its exports), as in tsconfig.json: tests
 // need no build of packages/sdk and see every edit at once. test/sdk/package-install.test.ts tests the build.
@@ -10,7 +11,6 @@ export default defineConfig({
   resolve: { conditions: ['source', ...defaultClientConditions] },
   ssr: conditions,
   test: {
-    include: ['test/**/*.test.ts'],
     globalSetup: ['test/helpers/global-setup.ts'],
     pool: 'forks',
     // A bound for a hang, never for slowness: no test may fail because the machine is busy. What a test
@@ -30,5 +30,15 @@ export default defineConfig({
     // state in their own app and database, so nothing a file needs depends on what ran before it; a test
     // that changes something process-wide (fake timers) puts it back, and none mocks a module.
     isolate: false,
+    // The suite by what a file needs (test/projects.ts says which file is where, and .ci/run which pass runs
+    // which project): `npm test` runs them all; `vitest run --project database` one of them.
+    projects: [
+      // GATEHOUSE_TEST_PROJECT lets test/helpers/app.ts refuse a database to a unit file, so a file that needs one
+      // cannot hide among the files each pass runs once.
+      { extends: true, test: { name: 'unit', include: UNIT, env: { GATEHOUSE_TEST_PROJECT: 'unit' } } },
+      { extends: true, test: { name: 'database', include: ['test/**/*.test.ts'], exclude: [...UNIT, ...E2E, ...MULTI_PROCESS] } },
+      { extends: true, test: { name: 'e2e', include: E2E } },
+      { extends: true, test: { name: 'multi-process', include: MULTI_PROCESS } },
+    ],
   },
 });

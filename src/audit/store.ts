@@ -9,6 +9,14 @@ import type { PageQuery } from '../platform/http/common-schemas.js';
 import type { JsonObject } from '../platform/json.js';
 import type { AuditEvent, AuditEventFeed, AuditEventFilter, SearchOrder } from './schemas.js';
 
+/*
+ * Where a stored row goes next, though nothing here imports it: every insert into audit_events fires the webhook
+ * trigger (migrations/0028_webhooks.sql, replaced in 0032_webhook_trigger_early_exit.sql), which maps the action
+ * through webhook_event_sources to an event type and enqueues one `webhook.deliver` job per enabled endpoint in
+ * the same transaction (docs/architecture.md, "The webhook leg"). An action that should reach webhooks gets its
+ * row in webhook_event_sources (a migration) and its type in src/webhooks/catalogue.ts.
+ */
+
 /** An event as it will be stored, before it has an id and a sequence. */
 export interface NewAuditEvent {
   action: string; result: string; occurredAt: Date; recordedAt: Date;

@@ -52,6 +52,9 @@ export interface TestApp {
  * file's rows on the shared one (PGlite is always the file's own).
  */
 export async function openTestDatabase(options: { own?: boolean; poolSize?: number; limits?: StatementLimits } = {}): Promise<Database> {
+  if (process.env.GATEHOUSE_TEST_PROJECT === 'unit') {
+    throw new Error('A file of the unit project opened a database: it runs once, on no database. Move it out of UNIT in test/projects.ts.');
+  }
   const url = process.env.TEST_DATABASE_URL;
   if (url && options.own) return openOwnDatabase(url);
   const database = await openDatabase(url ? { ...databaseUrls(url), poolSize: options.poolSize ?? 5, limits: options.limits } : await inMemoryDatabase());

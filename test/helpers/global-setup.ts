@@ -18,14 +18,22 @@ declare module 'vitest' {
  * own in-memory database, so they run here once and each file loads the result.
  */
 export async function setup(project: TestProject) {
+  // Each project of vitest.config.ts calls this, one after another in the main process: the first does the work,
+  // the others share it (the image's path, and the pooler's URLs already in process.env).
+  if (process.env.GATEHOUSE_TEST_IMAGE_PATH) {
+    project.provide('pgliteImagePath', process.env.GATEHOUSE_TEST_IMAGE_PATH);
+    return undefined;
+  }
   const dir = await mkdtemp(join(tmpdir(), 'gatehouse-test-image-'));
   const path = join(dir, 'migrated.tar');
   await writeFile(path, Buffer.from(await (await dumpImage()).arrayBuffer()));
+  process.env.GATEHOUSE_TEST_IMAGE_PATH = path;
   project.provide('pgliteImagePath', path);
   const stopPooler = await poolTheTestDatabase();
   return async () => {
     await stopPooler?.();
     await rm(dir, { recursive: true, force: true });
+    delete process.env.GATEHOUSE_TEST_IMAGE_PATH;
   };
 }
 
