@@ -22,7 +22,8 @@ export default defineConfig({
     expect: { poll: { timeout: 120_000, interval: 50 } },
     // Every core: most files wait on a database or a child process part of the time (vitest's default
     // leaves one core idle, which on 2 cores halves the suite's speed).
-    maxWorkers: availableParallelism(),
+    // TEST_WORKERS overrides it: on PostgreSQL a worker waits on the server's process, so CI runs one more there.
+    maxWorkers: Number(process.env.TEST_WORKERS) || availableParallelism(),
     // Behaviour tests are slow to start (a database per file) but independent: run files in parallel.
     fileParallelism: true,
     // A worker runs its files one after another in one module graph instead of a fresh process each:
