@@ -4,6 +4,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isBuildFresh } from '../../scripts/build-state.js';
 import { directUrlOf, underPgBouncer } from './database-urls.js';
 import { PATIENCE_MS } from './patience.js';
 import { freePort } from './free-port.js';
@@ -57,10 +58,17 @@ export const directUrlFor = (env: Record<string, string>): Record<string, string
   (env.DATABASE_URL && !env.DATABASE_DIRECT_URL && underPgBouncer() ? { DATABASE_DIRECT_URL: directUrlOf(env.DATABASE_URL) } : {});
 
 /**
- * Starts src/main.ts on a free port and waits until GET /readyz answers 200 and the startup banner is on stderr.
+ * The server's entry as `npm start` runs it: the compiled dist/main.js when the build is up to date (after `npm ci`,
+ * as in CI), else src/main.ts through tsx, so a test never runs stale code. Compiling the source in every server a
+ * test starts cost a second or two of CPU each.
+ */
+export const serverEntry = (): string[] => (isBuildFresh() ? [join(ROOT, 'dist/main.js')] : ['--import', 'tsx', 'src/main.ts']);
+
+/**
+ * Starts the server (serverEntry) on a free port and waits until GET /readyz answers 200 and the startup banner is
+ * on stderr.
  *
- * It runs as `node --import tsx src/main.ts`: the same code and loader as `npm start` (`tsx src/main.ts`),
- * without the tsx CLI's wrapper process. That wrapper relays SIGTERM to its node child and SIGKILLs the
+ * It runs as `node <entry>`: the same code as `npm start`, without the tsx CLI's wrapper process. That wrapper relays SIGTERM to its node child and SIGKILLs the
  * child when it does not acknowledge within 30 ms, which a busy server often cannot, so signals sent
  * through it do not reach the graceful shutdown reliably. The process leads its own process group so
  * that stop() can kill it and anything it started together.
@@ -68,7 +76,7 @@ export const directUrlFor = (env: Record<string, string>): Record<string, string
 export async function spawnServer(options: { env?: Record<string, string>; readyTimeoutMs?: number; workerOnly?: boolean } = {}): Promise<ServerProcess> {
   const port = await freePort();
   return startServerProcess({
-    argv: [process.execPath, ...REPORT_ON_SIGNAL, '--import', 'tsx', 'src/main.ts'], cwd: ROOT, env: serverEnv({ PORT: String(port), ...options.env }), port,
+    argv: [process.execPath, ...REPORT_ON_SIGNAL, ...serverEntry()], cwd: ROOT, env: serverEnv({ PORT: String(port), ...options.env }), port,
     readyTimeoutMs: options.readyTimeoutMs, workerOnly: options.workerOnly,
   });
 }

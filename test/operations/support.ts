@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect } from 'vitest';
 import { PASSWORD } from '../helpers/given.js';
-import { directUrlFor, httpRequest, type HttpResponse, type ServerProcess } from '../helpers/processes.js';
+import { directUrlFor, httpRequest, type HttpResponse, serverEntry, type ServerProcess } from '../helpers/processes.js';
 
 /** Helpers of the backup and restore drills: real server processes, called over HTTP as an operator would. */
 
@@ -24,7 +24,7 @@ export async function runToEnd(command: string, args: string[], env: Record<stri
  * ends it: a server expected to refuse to start fails the test at once instead of running on.
  */
 export function startOrRefuse(env: Record<string, string>): Promise<{ code: number | null; served: boolean; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env: { ...withoutGatehouseVariables(), ...directUrlFor(env), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, serverEntry(), { cwd: ROOT, env: { ...withoutGatehouseVariables(), ...directUrlFor(env), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   let served = false;

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../helpers/processes.js';
+import { freePort, serverEntry } from '../helpers/processes.js';
 
 const run = promisify(execFile);
 
@@ -15,7 +15,7 @@ async function start(env: Record<string, string>) {
   const dataDir = join(parent, 'data');
   try {
     const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(GATEHOUSE_|DATABASE_URL$|PORT$|HOST$|LOG_LEVEL$)/.test(k)));
-    const failure = await run('node', ['--import', 'tsx', 'src/main.ts'], { env: { ...base, GATEHOUSE_DATA_DIR: dataDir, ...env } })
+    const failure = await run('node', serverEntry(), { env: { ...base, GATEHOUSE_DATA_DIR: dataDir, ...env } })
       .then(() => undefined, (err: { code: number; stdout: string; stderr: string }) => err);
     return { failure, dataDirCreated: existsSync(dataDir) };
   } finally {

@@ -12,7 +12,7 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 import { directUrlOf, underPgBouncer } from '../helpers/database-urls.js';
 import { PATIENCE_MS } from '../helpers/patience.js';
 import { pgbouncerBinary, startPgBouncer, type PgBouncer } from '../helpers/pgbouncer.js';
-import { freePort, httpRequest, spawnServer } from '../helpers/processes.js';
+import { freePort, httpRequest, serverEntry, spawnServer } from '../helpers/processes.js';
 import { PAIR_ADMIN_TOKEN, PAIR_ENCRYPTION_KEY } from '../helpers/server-pair.js';
 
 const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
@@ -232,6 +232,6 @@ const auditEvent = (action: string) => ({
 /** src/main.ts with `env` and nothing of the runner's own settings: how it ended, when it ended. */
 async function startServer(env: Record<string, string>) {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(GATEHOUSE_|DATABASE_|PORT$|HOST$|LOG_LEVEL$)/.test(k)));
-  return promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: { ...base, HOST: '127.0.0.1', PORT: String(await freePort()), ...env }, timeout: PATIENCE_MS })
+  return promisify(execFile)(process.execPath, serverEntry(), { env: { ...base, HOST: '127.0.0.1', PORT: String(await freePort()), ...env }, timeout: PATIENCE_MS })
     .then(() => undefined, (err: { code: number; stderr: string }) => err);
 }

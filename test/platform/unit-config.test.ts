@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, databaseOf, housekeepingOf, loadConfig } from '../../src/config.js';
+import { serverEntry } from '../helpers/processes.js';
 
 function configError(env: NodeJS.ProcessEnv): string {
   try {
@@ -155,7 +156,7 @@ describe('configuration from environment variables', () => {
     const dataDir = join(parent, 'data');
     try {
       const run = promisify(execFile);
-      const failure = await run('node', ['--import', 'tsx', 'src/main.ts'], {
+      const failure = await run('node', serverEntry(), {
         env: { ...process.env, DATABASE_URL: '', GATEHOUSE_DATA_DIR: dataDir, GATEHOUSE_TRUSTED_PROXIES: '10.0.0.0/8,10.0.0.300' },
       }).then(() => undefined, (err: { code: number; stdout: string; stderr: string }) => err);
       expect(failure?.code).toBe(2);
