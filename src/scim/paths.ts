@@ -55,7 +55,7 @@ function filteredNames(filter: Filter): string[] {
 }
 
 /** The attribute a path names, checked against the schemas; its sub-attributes when it is complex (null otherwise). */
-export function checkPath(resource: ResourceType, path: string): { subAttributes: readonly string[] | null; whole: boolean } {
+export function checkPath(resource: ResourceType, path: string): { subAttributes: readonly string[] | null } {
   const match = PATH.exec(path.trim());
   if (!match) throw refuse(path, 'is not an attribute path of the SCIM schema.');
   const [, urn, name, filterText, sub] = match;
@@ -74,7 +74,7 @@ export function checkPath(resource: ResourceType, path: string): { subAttributes
     }
     if (!filteredNames(filter).every((compared) => hasSub(subAttributes!, compared))) throw refuse(path, `filters on what is not a sub-attribute of "${name}".`);
   }
-  return { subAttributes: sub === undefined ? subAttributes : null, whole: filterText === undefined };
+  return { subAttributes: sub === undefined ? subAttributes : null };
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);

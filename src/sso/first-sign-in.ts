@@ -14,6 +14,7 @@ import { revokeAllSessions } from '../sessions/service.js';
 import { insertUser, isAcceptableEmail, joinName, lockLiveUserByEmail, normalizeEmail, proveEmailByProvider } from '../users/accounts.js';
 import type { User } from '../users/schemas.js';
 import { createSsoStore, type ConnectionRecord } from './store.js';
+import { isAtVerifiedDomainOf } from '../organization-domains/service.js';
 
 /** The codes the browser is sent back to `redirect_url` with (`?error=`). */
 export type SsoErrorCode = OAuthFailure['code'] | 'sso_connection_not_found' | 'email_domain_not_verified' | 'email_not_verified';
@@ -46,7 +47,7 @@ export function createFirstSignIn({ clock, mailer }: { clock: Clock; mailer: Mai
     const email = normalizeEmail(profile.email);
     // Not echoed: it may be anything the IdP sent, of any length.
     if (!isAcceptableEmail(email)) throw new SsoFailure('email_invalid', 'the IdP sent an email the API would refuse');
-    if (!(await createSsoStore(trx).isVerifiedDomainOf(env.id, row.organization_id, email))) {
+    if (!(await isAtVerifiedDomainOf(trx, env.id, row.organization_id, email))) {
       throw new SsoFailure('email_domain_not_verified', `${email} is not at a verified domain of the connection's organization`);
     }
     if (profile.emailVerified === false) throw new SsoFailure('email_not_verified', `the IdP says ${email} is not verified`);

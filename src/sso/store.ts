@@ -48,9 +48,6 @@ export function createSsoStore(db: Db) {
       connections(environmentId).where('organization_id', '=', organizationId).where('enabled', '=', true).orderBy('id').limit(1).executeTakeFirst(),
     findByEmailDomain: (environmentId: string, email: string) => byVerifiedDomain(environmentId, email).orderBy('c.id').limit(1).executeTakeFirst(),
     /** Whether the organization verified the email's domain: the domains its IdP may speak for. */
-    isVerifiedDomainOf: async (environmentId: string, organizationId: string, email: string) =>
-      (await db.selectFrom('organization_domains').select('id').where('environment_id', '=', environmentId).where('organization_id', '=', organizationId)
-        .where('domain', '=', domainOf(email)).where('verified_at', 'is not', null).executeTakeFirst()) !== undefined,
     isEnforcedFor: async (environmentId: string, email: string) =>
       (await sql<{ enforced: boolean }>`select ${enforcedConnectionCovers(environmentId, email)} as enforced`.execute(db)).rows[0]!.enforced,
     updateConnection: (environmentId: string, organizationId: string, id: string, changes: ConnectionChanges, now: Date) =>
